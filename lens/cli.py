@@ -1,0 +1,128 @@
+"""The `lens` command: loads the config once and hands each command its section (STYLE S1).
+
+Heavy packages (database drivers, kubernetes, grpc, fastapi, uvicorn) are imported inside the
+command that needs them, so `lens --help` stays fast; a test guards that.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, NoReturn
+
+import typer
+
+import lens
+from lens.runtime import config as config_module
+from lens.runtime import errors
+
+app = typer.Typer(
+    name="lens",
+    help="Lens: GPU-cluster observability for Kubernetes AI/ML clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
+db_app = typer.Typer(help="Manage the SQL store.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+app.add_typer(db_app, name="db")
+
+ConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="YAML config file (default: $LENS_CONFIG, else built-in defaults).",
+        show_default=False,
+    ),
+]
+
+
+def _fail(kind: str, message: str, code: int) -> NoReturn:
+    typer.echo(f"lens: {kind}: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _load(path: str | None) -> config_module.Config:
+    try:
+        return config_module.load(path)
+    except errors.ConfigError as exc:
+        _fail("config error", str(exc), errors.EXIT_CONFIG)
+
+
+@app.command()
+def version() -> None:
+    """Print the version of Lens."""
+    typer.echo(lens.__version__)
+
+
+@config_app.command("check")
+def config_check(config: ConfigOption = None) -> None:
+    """Validate the config and print the effective values, secrets redacted."""
+    import yaml
+
+    from lens.runtime import settings
+
+    cfg = _load(config)
+    typer.echo(yaml.safe_dump(settings.to_plain(cfg), sort_keys=False).rstrip())
+
+
+@config_app.command("example")
+def config_example() -> None:
+    """Print every config key with its default and help (config.example.yaml)."""
+    typer.echo(config_module.example(), nl=False)
+
+
+@db_app.command("migrate")
+def db_migrate(config: ConfigOption = None) -> None:
+    """Apply pending schema migrations (safe to run from several processes at once)."""
+    from lens.runtime import logging as lens_logging
+    from lens.store import database, migrating
+
+    cfg = _load(config)
+    lens_logging.configure(cfg.logging)
+    try:
+        db = database.open_database(cfg.database)
+        applied = migrating.migrate(db)
+    except errors.StoreError as exc:
+        _fail("database error", str(exc), errors.EXIT_FATAL)
+    if applied:
+        typer.echo(f"applied {len(applied)} migration(s): {', '.join(applied)}")
+    else:
+        typer.echo("schema is up to date")
+
+
+@db_app.command("status")
+def db_status(
+    config: ConfigOption = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit with code 1 when migrations are pending.")
+    ] = False,
+) -> None:
+    """Show the database in use and which migrations are applied or pending."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from lens.runtime import dburl
+    from lens.store import database, migrating
+
+    cfg = _load(config)
+    try:
+        db = database.open_database(cfg.database)
+        states = migrating.status(db)
+    except errors.StoreError as exc:
+        _fail("database error", str(exc), errors.EXIT_FATAL)
+    table = Table("migration", "applied at", title=dburl.redact_url(cfg.database.url))
+    for state in states:
+        applied = state.applied_at.isoformat(timespec="seconds") if state.applied_at else "pending"
+        name = state.name if state.has_file else f"{state.name} (file missing)"
+        table.add_row(name, applied)
+    Console().print(table)
+    waiting = [s.name for s in states if s.applied_at is None]
+    typer.echo(f"{len(waiting)} pending" if waiting else "schema is up to date")
+    if check and waiting:
+        raise typer.Exit(errors.EXIT_FATAL)
+
+
+def main() -> None:
+    """Entry point of the `lens` console script."""
+    app(prog_name="lens")

@@ -1,0 +1,295 @@
+"""The one typed, immutable Config: defaults < YAML file < `LENS_<SECTION>__<KEY>` environment.
+
+cli.py calls `load()` once and passes the narrowest section down. This is the only module that
+reads the environment (STYLE S11.4): overrides, `LENS_CONFIG`, password variables, the data dir.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from lens.runtime import dburl, errors, settings
+from lens.runtime.settings import Secret, setting
+
+ENV_PREFIX = "LENS_"
+ENV_CONFIG = "LENS_CONFIG"
+
+_LABEL_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def _check_cluster_name(name: object) -> str | None:
+    if isinstance(name, str) and _LABEL_RE.match(name):
+        return None
+    return "expected a DNS label: 1-63 lowercase letters, digits or '-'"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterConfig:
+    """Which cluster this process belongs to."""
+
+    name: str = setting(
+        "default",
+        "Name of this cluster; every stored row carries it in its `cluster` column.",
+        check=_check_cluster_name,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LoggingConfig:
+    """How log lines are written (to stderr)."""
+
+    level: Literal["debug", "info", "warning", "error"] = setting(
+        "info", "Lowest level that is logged: debug, info, warning or error."
+    )
+    format: Literal["auto", "json", "text"] = setting(
+        "auto", "Line format: json, text, or auto (text on a terminal, JSON otherwise)."
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DatabaseConfig:
+    """The SQL store shared by the controller, jobs and api."""
+
+    url: str = setting(
+        "sqlite:///lens.db",
+        "Database URL: sqlite:///PATH (a relative PATH lives under service.data_dir), "
+        "postgresql://USER@HOST:PORT/NAME or mysql://USER@HOST:PORT/NAME (MariaDB). "
+        "Query parameters go to the driver (e.g. ?sslmode=verify-full).",
+        check=dburl.check_database_url,
+        redact=dburl.redact_url,
+    )
+    password: Secret = setting(
+        Secret(""),
+        "Database password; never printed. Prefer password_file or password_env.",
+    )
+    password_file: str = setting(
+        "", "File whose content (without the trailing newline) is the database password."
+    )
+    password_env: str = setting(
+        "", "Name of an environment variable that holds the database password."
+    )
+    migrate_on_start: bool = setting(
+        True, "Apply pending schema migrations when a role starts (lens db migrate does it too)."
+    )
+    max_connections: int = setting(
+        10,
+        "Most connections one process keeps open to PostgreSQL or MariaDB.",
+        minimum=1,
+        maximum=1000,
+    )
+    connect_timeout_seconds: float = setting(
+        10.0, "How long opening a connection may take.", minimum=0.1, maximum=600
+    )
+    busy_timeout_seconds: float = setting(
+        10.0,
+        "SQLite only: how long a writer waits for another writer's lock before failing.",
+        minimum=0,
+        maximum=600,
+    )
+    batch_size: int = setting(
+        500, "Most rows written by one INSERT of a batched upsert.", minimum=1, maximum=10000
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ServerConfig:
+    """The HTTP port of a role: /healthz, /readyz, /metrics and the role's REST API."""
+
+    host: str = setting("0.0.0.0", "Address to listen on.")
+    port: int = setting(8989, "Port to listen on (0 picks a free port).", minimum=0, maximum=65535)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceConfig:
+    """Lifecycle of a long-running role."""
+
+    data_dir: str = setting(
+        "",
+        "Directory for embedded data such as the SQLite database. Empty means /var/lib/lens "
+        "for root, else $XDG_DATA_HOME/lens or ~/.local/share/lens.",
+    )
+    stop_timeout_seconds: float = setting(
+        10.0,
+        "On SIGTERM or SIGINT, the longest a graceful stop may take before the process exits.",
+        minimum=0.1,
+        maximum=3600,
+    )
+    metrics_interval_seconds: float = setting(
+        5.0,
+        "How often the role's own metrics are rendered for /metrics when no collection cycle "
+        "renders them sooner.",
+        minimum=0.1,
+        maximum=3600,
+    )
+    readiness_interval_seconds: float = setting(
+        5.0,
+        "How often readiness checks run; /readyz answers from the last result.",
+        minimum=0.1,
+        maximum=3600,
+    )
+    loop_jitter_ratio: float = setting(
+        0.1,
+        "Random spread of each periodic loop's interval, as a fraction of it, so that many "
+        "processes do not run in step.",
+        minimum=0,
+        maximum=0.5,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """Everything Lens can be configured with."""
+
+    cluster: ClusterConfig = setting(ClusterConfig(), "The cluster this process belongs to.")
+    logging: LoggingConfig = setting(LoggingConfig(), "Log output.")
+    database: DatabaseConfig = setting(DatabaseConfig(), "The SQL store.")
+    server: ServerConfig = setting(ServerConfig(), "The HTTP server of a role.")
+    service: ServiceConfig = setting(ServiceConfig(), "Lifecycle of long-running roles.")
+
+
+EXAMPLE_HEADER = """\
+Lens configuration: every key with its default.
+Pass it with `--config FILE` or LENS_CONFIG=FILE. Any key can be overridden by an
+environment variable LENS_<SECTION>__<KEY>, e.g. LENS_DATABASE__URL or LENS_LOGGING__LEVEL.
+Generated by `lens config example`; a test keeps it in step with lens/runtime/config.py."""
+
+
+def example() -> str:
+    """The documented example config (config.example.yaml)."""
+    return settings.render_example(Config, header=EXAMPLE_HEADER)
+
+
+def load(path: str | None = None, *, environ: Mapping[str, str] | None = None) -> Config:
+    """Load the effective config, or raise ConfigError naming the source and key at fault."""
+    env = os.environ if environ is None else environ
+    path = path or env.get(ENV_CONFIG) or None
+    source = path or "defaults"
+    raw = _read_file(path) if path else {}
+    raw, origins = _apply_env(raw, env)
+    cfg = settings.build(Config, raw, source=source, origins=origins)
+    return _resolve(cfg, env, origins, source)
+
+
+def _read_file(path: str) -> dict[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise errors.ConfigError(
+            source=path, key="", expected=f"a readable YAML file ({exc.strerror})"
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise errors.ConfigError(source=path, key="", expected=_yaml_problem(exc)) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise errors.ConfigError(source=path, key="", expected="a YAML mapping of sections")
+    return data
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or "syntax error"
+    if mark is not None:
+        return f"valid YAML (line {mark.line + 1}, column {mark.column + 1}: {problem})"
+    return f"valid YAML ({problem})"
+
+
+def _apply_env(
+    raw: dict[str, Any], env: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Overlay LENS_<SECTION>__<KEY> variables; return the data and each key's source."""
+    merged: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    origins: dict[str, str] = {}
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__")]
+        origin = f"environment variable {name}"
+        if any(not part for part in path) or len(path) != 2:
+            raise errors.ConfigError(
+                source=origin, key=".".join(path), expected="LENS_<SECTION>__<KEY>"
+            )
+        section, key = path
+        target = merged.setdefault(section, {})
+        if not isinstance(target, dict):
+            raise errors.ConfigError(source=origin, key=section, expected="a mapping section")
+        target[key] = settings.EnvText(env[name])
+        origins[f"{section}.{key}"] = origin
+        origins.setdefault(section, origin)
+    return merged, origins
+
+
+def default_data_dir(env: Mapping[str, str]) -> str:
+    """Where embedded data lives when service.data_dir is empty."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return "/var/lib/lens"
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local/share")
+    return str(Path(base) / "lens")
+
+
+def _resolve(
+    cfg: Config, env: Mapping[str, str], origins: Mapping[str, str], source: str
+) -> Config:
+    """Fill values derived from others: the data dir, the SQLite path, the password."""
+    data_dir = cfg.service.data_dir or default_data_dir(env)
+    data_dir = str(Path(data_dir).expanduser())
+    service = dataclasses.replace(cfg.service, data_dir=data_dir)
+    database = _resolve_database(cfg.database, data_dir, env, origins, source)
+    return dataclasses.replace(cfg, service=service, database=database)
+
+
+def _resolve_database(
+    db: DatabaseConfig,
+    data_dir: str,
+    env: Mapping[str, str],
+    origins: Mapping[str, str],
+    source: str,
+) -> DatabaseConfig:
+    url = dburl.parse_database_url(db.url)
+    if url.engine == "sqlite" and not url.is_memory and not Path(url.database).is_absolute():
+        db = dataclasses.replace(db, url=dburl.sqlite_url(str(Path(data_dir) / url.database)))
+
+    def where(key: str) -> str:
+        return origins.get(f"database.{key}", source)
+
+    given = [k for k in ("password", "password_file", "password_env") if getattr(db, k)]
+    if url.password:
+        given.insert(0, "url")
+    if len(given) > 1:
+        raise errors.ConfigError(
+            source=where(given[1]),
+            key=f"database.{given[1]}",
+            expected=f"only one password source, but database.{given[0]} gives one too",
+        )
+    if url.engine == "sqlite" and given:
+        raise errors.ConfigError(
+            source=where(given[0]), key=f"database.{given[0]}", expected="no password for sqlite"
+        )
+    if db.password_file:
+        try:
+            secret = Path(db.password_file).read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as exc:
+            raise errors.ConfigError(
+                source=where("password_file"),
+                key="database.password_file",
+                expected=f"a readable file ({exc.strerror}: {db.password_file})",
+            ) from exc
+        db = dataclasses.replace(db, password=Secret(secret))
+    elif db.password_env:
+        if db.password_env not in env:
+            raise errors.ConfigError(
+                source=where("password_env"),
+                key="database.password_env",
+                expected=f"the name of a set environment variable ({db.password_env} is not set)",
+            )
+        db = dataclasses.replace(db, password=Secret(env[db.password_env]))
+    return db

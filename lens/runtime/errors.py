@@ -1,0 +1,97 @@
+"""The one error tree of Lens; boundary modules translate third-party errors into it.
+
+LensError
+├── ConfigError                 bad config file, environment or flags (exit code 2)
+├── SourceError                 a device, file or tool did not answer as expected
+│   ├── NoDataError             not applicable on this host (debug log only)
+│   └── DeviceUnavailableError
+├── KubeError
+│   ├── NotFound
+│   ├── Conflict
+│   ├── Gone
+│   └── Forbidden
+├── StoreError                  the database refused or could not be reached
+├── TemporaryError              retried with backoff after `delay` seconds
+├── PermanentError              logged, counted and dropped
+└── FatalError                  stops the role with a non-zero exit
+"""
+
+from __future__ import annotations
+
+# Process exit codes of every lens command and role.
+EXIT_OK = 0
+EXIT_FATAL = 1
+EXIT_CONFIG = 2
+EXIT_STOP_TIMEOUT = 3
+EXIT_SIGNAL_TWICE = 130
+
+
+class LensError(Exception):
+    """Root of every error Lens raises on purpose."""
+
+
+class ConfigError(LensError):
+    """A config value is unknown, of the wrong type or impossible.
+
+    `source` names where the value came from (a file path or an environment variable),
+    `key` is the dotted key path and `expected` says what would have been accepted.
+    """
+
+    def __init__(self, *, source: str, key: str, expected: str) -> None:
+        self.source = source
+        self.key = key
+        self.expected = expected
+        where = f"{source}: {key}" if key else source
+        super().__init__(f"{where}: {expected}")
+
+
+class SourceError(LensError):
+    """A data source (sysfs file, tool, socket) failed or answered malformed data."""
+
+
+class NoDataError(SourceError):
+    """The source does not apply to this host (no such device or driver)."""
+
+
+class DeviceUnavailableError(SourceError):
+    """The device exists but cannot be read right now."""
+
+
+class KubeError(LensError):
+    """The Kubernetes API answered with an error."""
+
+
+class NotFound(KubeError):
+    """The object does not exist (HTTP 404)."""
+
+
+class Conflict(KubeError):
+    """The write lost a race on resourceVersion (HTTP 409)."""
+
+
+class Gone(KubeError):
+    """The watch resourceVersion is older than the server's history (HTTP 410)."""
+
+
+class Forbidden(KubeError):
+    """RBAC denies the request (HTTP 403)."""
+
+
+class StoreError(LensError):
+    """The database refused a statement or could not be reached."""
+
+
+class TemporaryError(LensError):
+    """Worth retrying after `delay` seconds."""
+
+    def __init__(self, message: str, *, delay: float = 1.0) -> None:
+        super().__init__(message)
+        self.delay = delay
+
+
+class PermanentError(LensError):
+    """Retrying cannot help: log it, count it and drop the unit of work."""
+
+
+class FatalError(LensError):
+    """The role cannot go on; the service stops with a non-zero exit code."""

@@ -1,0 +1,76 @@
+"""Render metrics once per cycle into bytes; /metrics serves those bytes (STYLE S5.9).
+
+Sources are anything with prometheus_client's `collect()`: snapshot families
+(runtime/families.py) and the self-metrics registry (runtime/selfmetrics.py). A collection cycle
+or the role's metrics loop calls `MetricsPublisher.publish()`; runtime/httpserver.py serves it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Protocol
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import Metric
+
+# Every Lens name is a classic one, so the output is the 0.0.4 text format, which every scraper
+# (Prometheus 2 and 3, vmagent) reads; prometheus_client's newer default header says 1.0.0.
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class MetricSource(Protocol):
+    """prometheus_client's collector protocol."""
+
+    def collect(self) -> Iterable[Metric]: ...
+
+
+class _Bundle:
+    """All sources as one collector, so a private registry renders them in one pass."""
+
+    def __init__(self, sources: Sequence[MetricSource]) -> None:
+        self._sources = sources
+
+    def collect(self) -> Iterator[Metric]:
+        for source in self._sources:
+            yield from source.collect()
+
+
+def render(sources: Sequence[MetricSource]) -> bytes:
+    """The text exposition (format 0.0.4) of every family the sources yield now."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Bundle(sources))
+    return generate_latest(registry)
+
+
+class ExpositionCache:
+    """The bytes of the last render, swapped atomically; reads never block on a render."""
+
+    def __init__(self) -> None:
+        # One attribute holds both, so a reader never sees a body with another render's time.
+        self._latest: tuple[bytes, float | None] = (b"", None)
+
+    def store(self, body: bytes, *, rendered_at: float) -> None:
+        self._latest = (body, rendered_at)
+
+    def latest(self) -> tuple[bytes, float | None]:
+        """The last rendered body and when it was rendered (None before the first render)."""
+        return self._latest
+
+
+class MetricsPublisher:
+    """Renders the registered sources into an ExpositionCache; one render at a time."""
+
+    def __init__(self, cache: ExpositionCache, *, wall_time: Callable[[], float]) -> None:
+        self._cache = cache
+        self._time = wall_time
+        self._sources: list[MetricSource] = []
+        self._lock = threading.Lock()
+
+    def add(self, source: MetricSource) -> None:
+        with self._lock:
+            self._sources.append(source)
+
+    def publish(self) -> None:
+        with self._lock:
+            self._cache.store(render(self._sources), rendered_at=self._time())

@@ -1,0 +1,102 @@
+"""Metric families as data (STYLE S6): a FamilySpec maps a snapshot to samples.
+
+Collectors and jobs declare `FAMILIES` next to their snapshot type; a SnapshotFamilies holds the
+latest snapshots of one type and yields prometheus_client families for runtime/exposition.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Generic, Literal, TypeVar
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from lens.runtime import selfmetrics
+
+S = TypeVar("S")
+
+FamilyType = Literal["gauge", "counter", "info"]
+Stability = Literal["alpha", "stable"]
+Sample = tuple[tuple[str, ...], float | None]
+"""Label values (after the identity labels) and a value; None means unknown and is left out."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class FamilySpec(Generic[S]):
+    """One metric family computed from snapshots of type S."""
+
+    name: str
+    help: str
+    type: FamilyType
+    samples: Callable[[S], Iterable[Sample]]
+    labels: tuple[str, ...] = ()
+    stability: Stability = "alpha"
+    opt_in: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class FamilyGroup(Generic[S]):
+    """The families of one snapshot type; identity labels are prepended to every sample."""
+
+    identity_labels: tuple[str, ...]
+    identity: Callable[[S], tuple[str, ...]]
+    specs: tuple[FamilySpec[S], ...]
+
+
+def check_groups(groups: Sequence[FamilyGroup[object]], *, taken: Iterable[str] = ()) -> None:
+    """Fail at startup on a bad name or a name used twice (as client_python's registry does)."""
+    seen = set(taken)
+    for group in groups:
+        for spec in group.specs:
+            selfmetrics.check_family(
+                spec.name, spec.help, spec.type, group.identity_labels + spec.labels
+            )
+            if spec.name in seen:
+                raise ValueError(f"{spec.name}: metric family declared twice")
+            seen.add(spec.name)
+
+
+def _new_family(spec: FamilySpec[S], labels: list[str]) -> CounterMetricFamily | GaugeMetricFamily:
+    if spec.type == "counter":
+        return CounterMetricFamily(spec.name, spec.help, labels=labels)
+    return GaugeMetricFamily(spec.name, spec.help, labels=labels)
+
+
+def render_group(
+    group: FamilyGroup[S], snapshots: Sequence[S], *, opt_in: frozenset[str] = frozenset()
+) -> Iterator[Metric]:
+    """prometheus_client families for `snapshots`; families without samples are left out."""
+    identities = [group.identity(snapshot) for snapshot in snapshots]
+    for spec in group.specs:
+        if spec.opt_in and spec.name not in opt_in:
+            continue
+        family = _new_family(spec, list(group.identity_labels + spec.labels))
+        for snapshot, identity in zip(snapshots, identities, strict=True):
+            for values, value in spec.samples(snapshot):
+                if value is not None:
+                    family.add_metric(list(identity + values), value)
+        if family.samples:
+            yield family
+
+
+class SnapshotFamilies(Generic[S]):
+    """The latest snapshots of one type, rendered through its FamilyGroup on collect()."""
+
+    def __init__(self, group: FamilyGroup[S], *, opt_in: frozenset[str] = frozenset()) -> None:
+        self._group = group
+        self._opt_in = opt_in
+        self._snapshots: tuple[S, ...] = ()
+        self._lock = threading.Lock()
+
+    def update(self, snapshots: Iterable[S]) -> None:
+        """Replace the snapshots; devices missing now are gone from the next render."""
+        fresh = tuple(snapshots)
+        with self._lock:
+            self._snapshots = fresh
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            snapshots = self._snapshots
+        yield from render_group(self._group, snapshots, opt_in=self._opt_in)

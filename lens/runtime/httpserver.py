@@ -1,0 +1,169 @@
+"""A small threaded HTTP/1.1 server for a role's port: /healthz, /readyz, /metrics and GET routes.
+
+It serves bytes prepared elsewhere (runtime/exposition.py, runtime/health.py) or produced by a
+role's route handlers, so a scrape never waits on a collection. The api role, which needs more,
+serves the same handlers through FastAPI instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+from lens.runtime import exposition, lifecycle
+from lens.runtime.health import Health, Verdict
+from lens.runtime.selfmetrics import SelfMetrics
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    path: str
+    query: Mapping[str, list[str]]
+    headers: Mapping[str, str]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Response:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+Handler = Callable[[Request], Response]
+
+
+def json_response(payload: object, *, status: int = 200) -> Response:
+    body = json.dumps(payload, separators=(",", ":"), default=str).encode()
+    return Response(status=status, body=body)
+
+
+def _verdict_response(verdict: Verdict) -> Response:
+    return json_response(verdict.to_json(), status=200 if verdict.ok else 503)
+
+
+def ops_routes(health: Health, cache: exposition.ExpositionCache) -> dict[str, Handler]:
+    """The routes every role serves."""
+
+    def metrics(_: Request) -> Response:
+        body, _rendered_at = cache.latest()
+        return Response(status=200, body=body, content_type=exposition.CONTENT_TYPE)
+
+    return {
+        "/healthz": lambda _: _verdict_response(health.liveness()),
+        "/readyz": lambda _: _verdict_response(health.readiness()),
+        "/metrics": metrics,
+    }
+
+
+class _Metrics:
+    def __init__(self, metrics: SelfMetrics) -> None:
+        self.requests = metrics.counter(
+            "lens_http_requests_total",
+            "HTTP requests served, by route and status code.",
+            ("route", "code"),
+        )
+        self.duration = metrics.histogram(
+            "lens_http_request_duration_seconds",
+            "Time spent answering an HTTP request, by route, in seconds.",
+            ("route",),
+        )
+
+
+class OpsServer:
+    """Serves a route table on host:port from a background thread; a Service part."""
+
+    name = "http"
+
+    def __init__(
+        self, *, host: str, port: int, routes: Mapping[str, Handler], metrics: SelfMetrics
+    ) -> None:
+        self._host = host
+        self._port = port
+        self._routes = dict(routes)
+        self._metrics = _Metrics(metrics)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful when configured as 0)."""
+        if self._server is None:
+            raise RuntimeError("server not started")
+        return int(self._server.server_address[1])
+
+    def add_route(self, path: str, handler: Handler) -> None:
+        if self._server is not None:
+            raise RuntimeError("routes are fixed once the server has started")
+        self._routes[path] = handler
+
+    async def start(self) -> None:
+        handler_class = _make_handler(self._routes, self._metrics)
+        server = ThreadingHTTPServer((self._host, self._port), handler_class)
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name="lens-http",
+            daemon=True,
+        )
+        self._thread.start()
+        log.info("http server listening", extra={"host": self._host, "port": self.port})
+
+    async def stop(self) -> None:
+        server = self._server
+        if server is None:
+            return
+        await lifecycle.in_thread(server.shutdown, name="lens-http-shutdown")
+        server.server_close()
+
+
+def _make_handler(routes: Mapping[str, Handler], metrics: _Metrics) -> type[BaseHTTPRequestHandler]:
+    class _RequestHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "lens"
+
+        def do_GET(self) -> None:
+            started = time.perf_counter()
+            parts = urlsplit(self.path)
+            handler = routes.get(parts.path)
+            route = parts.path if handler is not None else "other"
+            if handler is None:
+                response = json_response({"error": f"no route {parts.path}"}, status=404)
+            else:
+                request = Request(
+                    path=parts.path, query=parse_qs(parts.query), headers=dict(self.headers.items())
+                )
+                response = _answer(handler, request)
+            # Counted before sending, so a client that has its answer also sees it counted.
+            metrics.requests.labels(route, str(response.status)).inc()
+            metrics.duration.labels(route).observe(time.perf_counter() - started)
+            self._send(response)
+
+        def _send(self, response: Response) -> None:
+            self.send_response(response.status)
+            self.send_header("Content-Type", response.content_type)
+            self.send_header("Content-Length", str(len(response.body)))
+            self.end_headers()
+            self.wfile.write(response.body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            log.debug("http request", extra={"request": format % args})
+
+    return _RequestHandler
+
+
+def _answer(handler: Handler, request: Request) -> Response:
+    try:
+        return handler(request)
+    except Exception:  # a broken handler answers 500 and is logged; the server goes on
+        log.exception("http handler failed", extra={"path": request.path})
+        return json_response({"error": "internal error"}, status=500)

@@ -1,0 +1,84 @@
+"""Log setup: one JSON object per line in clusters, readable text on a terminal (STYLE S13).
+
+cli.py calls `configure()` once from the LoggingConfig; every other module only does
+`log = logging.getLogger(__name__)` and passes variable data in `extra`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import sys
+from typing import Any, TextIO
+
+from lens.runtime.config import LoggingConfig
+
+# Attributes every LogRecord has; anything else on a record came from `extra=`.
+_RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "taskName",
+}
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")}
+
+
+def _timestamp(record: logging.LogRecord) -> str:
+    moment = datetime.datetime.fromtimestamp(record.created, tz=datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class JsonFormatter(logging.Formatter):
+    """`{"ts", "level", "logger", "msg", ...extra fields, "exc"}` on one line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": _timestamp(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        entry.update(_fields(record))
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """`time LEVEL logger: message key=value ...` for people reading a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        moment = datetime.datetime.fromtimestamp(record.created).strftime("%H:%M:%S.%f")[:-3]
+        pairs = " ".join(f"{k}={v}" for k, v in _fields(record).items())
+        line = f"{moment} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        if pairs:
+            line = f"{line}  {pairs}"
+        if record.exc_info:
+            line = f"{line}\n{self.formatException(record.exc_info)}"
+        return line
+
+
+def configure(cfg: LoggingConfig, *, stream: TextIO | None = None) -> logging.Handler:
+    """Route the root logger to `stream` (stderr) in the configured format and level."""
+    out = stream if stream is not None else sys.stderr
+    use_json = cfg.format == "json" or (cfg.format == "auto" and not _is_terminal(out))
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JsonFormatter() if use_json else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(cfg.level.upper())
+    # Third-party libraries log per request at info; keep them at warning unless debugging.
+    library_level = logging.DEBUG if cfg.level == "debug" else logging.WARNING
+    for name in ("peewee", "urllib3", "kubernetes", "uvicorn.access"):
+        logging.getLogger(name).setLevel(library_level)
+    return handler
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())

@@ -1,0 +1,84 @@
+"""Lens's own instruments (loops, HTTP, readiness, process) on a private registry (STYLE S6.8).
+
+Parts of a role create their counters and gauges here; runtime/exposition.py renders the registry
+once per cycle together with the snapshot families.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_LABEL_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+DURATION_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    300.0,
+)
+
+
+def check_family(name: str, help: str, kind: str, labels: Sequence[str]) -> None:
+    """Raise ValueError unless the family follows Prometheus naming (STYLE S7)."""
+    if not _NAME_RE.match(name):
+        raise ValueError(f"{name}: not a valid metric name")
+    if kind == "counter" and not name.endswith("_total"):
+        raise ValueError(f"{name}: a counter's name ends in _total")
+    if kind != "counter" and name.endswith("_total"):
+        raise ValueError(f"{name}: only counters end in _total")
+    if kind == "info" and not name.endswith("_info"):
+        raise ValueError(f"{name}: an info family's name ends in _info")
+    if not help.endswith("."):
+        raise ValueError(f"{name}: help is one sentence ending with a period")
+    for label in labels:
+        if not _LABEL_RE.match(label) or label.startswith("__"):
+            raise ValueError(f"{name}: {label!r} is not a valid label name")
+
+
+class SelfMetrics:
+    """A private registry and the factory of the instruments registered on it."""
+
+    def __init__(self, *, process: bool = True) -> None:
+        # The `_created` series would double every counter and histogram in the text format
+        # while telling Prometheus nothing it does not infer from resets. The switch is
+        # process-wide in prometheus_client; every Lens process wants it off.
+        prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # no annotations upstream
+        self.registry = CollectorRegistry(auto_describe=True)
+        if process:
+            ProcessCollector(registry=self.registry)
+
+    def counter(self, name: str, help: str, labels: Sequence[str] = ()) -> Counter:
+        check_family(name, help, "counter", labels)
+        return Counter(name, help, labelnames=tuple(labels), registry=self.registry)
+
+    def gauge(self, name: str, help: str, labels: Sequence[str] = ()) -> Gauge:
+        check_family(name, help, "gauge", labels)
+        return Gauge(name, help, labelnames=tuple(labels), registry=self.registry)
+
+    def histogram(
+        self,
+        name: str,
+        help: str,
+        labels: Sequence[str] = (),
+        *,
+        buckets: Sequence[float] = DURATION_BUCKETS,
+    ) -> Histogram:
+        check_family(name, help, "histogram", labels)
+        return Histogram(
+            name, help, labelnames=tuple(labels), registry=self.registry, buckets=tuple(buckets)
+        )

@@ -1,0 +1,159 @@
+"""Open the database named by `database.url` and bind the models to it (STYLE S9.4).
+
+SQLite runs in WAL mode with a busy timeout so several threads can write; PostgreSQL and
+MariaDB get a bounded connection pool. Driver errors are translated into StoreError here and in
+the other store modules; nothing above lens.store sees peewee's or a driver's exceptions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import peewee
+from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase
+
+from lens.runtime import dburl, errors
+from lens.runtime.config import DatabaseConfig
+from lens.store import fields, models
+
+log = logging.getLogger(__name__)
+
+# Idle pooled connections older than this are closed instead of reused.
+_STALE_SECONDS = 300
+
+DRIVER_ERRORS: tuple[type[Exception], ...] = (peewee.DatabaseError, peewee.InterfaceError)
+
+
+def open_database(cfg: DatabaseConfig) -> peewee.Database:
+    """A Database for cfg.url with every model bound to it; connections open lazily."""
+    url = dburl.parse_database_url(cfg.url)
+    if url.engine == "sqlite":
+        db = _sqlite(url, cfg)
+    elif url.engine == "postgresql":
+        db = _postgresql(url, cfg)
+    else:
+        db = _mysql(url, cfg)
+    db.bind(models.ALL_MODELS, bind_refs=False, bind_backrefs=False)
+    return db
+
+
+def engine_of(db: peewee.Database) -> dburl.Engine:
+    if isinstance(db, peewee.SqliteDatabase):
+        return "sqlite"
+    if isinstance(db, peewee.PostgresqlDatabase):
+        return "postgresql"
+    if isinstance(db, peewee.MySQLDatabase):
+        return "mysql"
+    raise TypeError(f"unsupported database {type(db).__name__}")
+
+
+def _sqlite(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
+    if not url.is_memory:
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    pragmas: dict[str, Any] = {
+        "busy_timeout": int(cfg.busy_timeout_seconds * 1000),
+        "foreign_keys": 1,
+    }
+    if not url.is_memory:
+        pragmas["journal_mode"] = "wal"
+        # With WAL, NORMAL loses at most the last transactions on power loss, never integrity.
+        pragmas["synchronous"] = "normal"
+    return peewee.SqliteDatabase(
+        url.database,
+        pragmas=pragmas,
+        timeout=cfg.busy_timeout_seconds,
+        field_types={fields.JSON_FIELD_TYPE: "TEXT", fields.DATETIME_FIELD_TYPE: "TEXT"},
+    )
+
+
+def _password(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> str:
+    return cfg.password.reveal() or url.password
+
+
+def _postgresql(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
+    params: dict[str, Any] = {"application_name": "lens"}
+    params.update(url.params)
+    db: peewee.Database = PooledPostgresqlDatabase(
+        url.database,
+        host=url.host,
+        port=url.port,
+        user=url.user or None,
+        password=_password(url, cfg) or None,
+        connect_timeout=max(1, round(cfg.connect_timeout_seconds)),
+        max_connections=cfg.max_connections,
+        stale_timeout=_STALE_SECONDS,
+        timeout=cfg.connect_timeout_seconds,
+        field_types={fields.JSON_FIELD_TYPE: "JSONB"},
+        **params,
+    )
+    return db
+
+
+def _mysql(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
+    params: dict[str, Any] = {"charset": "utf8mb4"}
+    params.update(url.params)
+    db: peewee.Database = PooledMySQLDatabase(
+        url.database,
+        host=url.host,
+        port=url.port,
+        user=url.user or None,
+        password=_password(url, cfg),
+        connect_timeout=cfg.connect_timeout_seconds,
+        max_connections=cfg.max_connections,
+        stale_timeout=_STALE_SECONDS,
+        timeout=cfg.connect_timeout_seconds,
+        field_types={fields.DATETIME_FIELD_TYPE: "DATETIME(6)"},
+        **params,
+    )
+    return db
+
+
+@contextlib.contextmanager
+def session(db: peewee.Database) -> Iterator[peewee.Database]:
+    """Hold a connection for one unit of work; give it back to the pool if this opened it."""
+    opened = db.is_closed()
+    if opened:
+        try:
+            db.connect()
+        except DRIVER_ERRORS as exc:
+            raise errors.StoreError(f"cannot connect to the database: {first_line(exc)}") from exc
+    try:
+        yield db
+    finally:
+        if opened and not db.is_closed():
+            db.close()
+
+
+def ping(db: peewee.Database) -> None:
+    """Readiness check: the database answers a trivial query, or StoreError says why not."""
+    with session(db):
+        try:
+            scalar(db, "SELECT 1")
+        except DRIVER_ERRORS as exc:
+            _discard(db)
+            raise errors.StoreError(f"database did not answer: {first_line(exc)}") from exc
+
+
+def scalar(db: peewee.Database, sql: str, params: tuple[object, ...] = ()) -> object:
+    """The first column of the first row of a raw statement (driver errors propagate)."""
+    cursor = db.execute_sql(sql, params)  # type: ignore[no-untyped-call]  # untyped in peewee-stubs
+    row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+def _discard(db: peewee.Database) -> None:
+    """Drop this thread's connection after a failure, so the next unit of work reconnects."""
+    with contextlib.suppress(*DRIVER_ERRORS):
+        if isinstance(db, PooledPostgresqlDatabase | PooledMySQLDatabase):
+            db.manual_close()
+        else:
+            db.close()
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,168 @@
+"""Versioned schema migrations (peewee's playhouse.migrations) behind a cross-process lock.
+
+`lens db migrate` and roles with database.migrate_on_start call `migrate()`. The files in
+store/migrations/ are applied in numeric order and recorded in lens_schema_migrations; a
+database-wide lock (an advisory lock on PostgreSQL, GET_LOCK on MariaDB, a lock file next to a
+SQLite database) makes two processes starting at once apply each migration exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import fcntl
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import peewee
+from playhouse.migrations import MigrationError, Runner
+
+from lens.runtime import errors
+from lens.store import database
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+HISTORY_TABLE = "lens_schema_migrations"
+
+# Any constant works; this is "lens" in ASCII, so it is recognisable in pg_locks.
+_PG_LOCK_KEY = 0x6C656E73
+_MYSQL_LOCK_NAME = "lens_schema_migrations"
+_POLL_SECONDS = 0.2
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class MigrationState:
+    name: str
+    applied_at: datetime.datetime | None
+    has_file: bool
+
+
+def migrate(
+    db: peewee.Database, *, directory: Path = MIGRATIONS_DIR, lock_timeout: float = 300.0
+) -> list[str]:
+    """Apply pending migrations; return their names (empty when the schema is current)."""
+    try:
+        return _apply(db, directory, lock_timeout)
+    except database.DRIVER_ERRORS as exc:
+        raise errors.StoreError(f"migration failed: {database.first_line(exc)}") from exc
+
+
+def _apply(db: peewee.Database, directory: Path, lock_timeout: float) -> list[str]:
+    applied: list[str] = []
+    with database.session(db), _lock(db, timeout=lock_timeout):
+        runner = Runner(db, str(directory), table_name=HISTORY_TABLE)
+        waiting = [m.name for m in runner.status() if m.applied is None and m.path]
+        for name in waiting:
+            try:
+                runner.up(target=name)
+            except Exception as exc:  # a migration's own code may raise anything
+                raise errors.StoreError(
+                    f"migration {name} failed: {type(exc).__name__}: {database.first_line(exc)}"
+                ) from exc
+            log.info("migration applied", extra={"migration": name})
+            applied.append(name)
+    return applied
+
+
+def status(db: peewee.Database, *, directory: Path = MIGRATIONS_DIR) -> list[MigrationState]:
+    """Every migration known to the files or the history, in order, with when it was applied."""
+    try:
+        with database.session(db):
+            rows = Runner(db, str(directory), table_name=HISTORY_TABLE).status()
+    except (MigrationError, *database.DRIVER_ERRORS) as exc:
+        raise errors.StoreError(
+            f"reading migration history failed: {database.first_line(exc)}"
+        ) from exc
+    return [
+        MigrationState(name=row.name, applied_at=_aware(row.applied), has_file=row.path is not None)
+        for row in rows
+    ]
+
+
+def pending(db: peewee.Database, *, directory: Path = MIGRATIONS_DIR) -> list[str]:
+    return [s.name for s in status(db, directory=directory) if s.applied_at is None]
+
+
+def _aware(moment: datetime.datetime | None) -> datetime.datetime | None:
+    # The runner stamps history rows with the server's local time.
+    if moment is None:
+        return None
+    if isinstance(moment, str):
+        moment = datetime.datetime.fromisoformat(moment)
+    return moment.astimezone() if moment.tzinfo is None else moment
+
+
+@contextlib.contextmanager
+def _lock(db: peewee.Database, *, timeout: float) -> Iterator[None]:
+    engine = database.engine_of(db)
+    if engine == "postgresql":
+        with _pg_lock(db, timeout):
+            yield
+    elif engine == "mysql":
+        with _mysql_lock(db, timeout):
+            yield
+    else:
+        with _file_lock(db.database, timeout):
+            yield
+
+
+def _wait(acquire: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    announced = False
+    while not acquire():
+        if time.monotonic() >= deadline:
+            raise errors.StoreError(f"timed out after {timeout:g} s waiting for the {what}")
+        if not announced:
+            log.info("waiting for the migration lock held by another process", extra={"lock": what})
+            announced = True
+        time.sleep(_POLL_SECONDS)
+
+
+@contextlib.contextmanager
+def _pg_lock(db: peewee.Database, timeout: float) -> Iterator[None]:
+    def acquire() -> bool:
+        return bool(database.scalar(db, "SELECT pg_try_advisory_lock(%s)", (_PG_LOCK_KEY,)))
+
+    _wait(acquire, timeout, "PostgreSQL advisory lock")
+    try:
+        yield
+    finally:
+        database.scalar(db, "SELECT pg_advisory_unlock(%s)", (_PG_LOCK_KEY,))
+
+
+@contextlib.contextmanager
+def _mysql_lock(db: peewee.Database, timeout: float) -> Iterator[None]:
+    def acquire() -> bool:
+        return database.scalar(db, "SELECT GET_LOCK(%s, 0)", (_MYSQL_LOCK_NAME,)) == 1
+
+    _wait(acquire, timeout, "MariaDB named lock")
+    try:
+        yield
+    finally:
+        database.scalar(db, "SELECT RELEASE_LOCK(%s)", (_MYSQL_LOCK_NAME,))
+
+
+@contextlib.contextmanager
+def _file_lock(path: str, timeout: float) -> Iterator[None]:
+    if path == ":memory:":
+        yield  # private to this process
+        return
+    fd = os.open(f"{path}.migrate-lock", os.O_RDWR | os.O_CREAT, 0o600)
+
+    def acquire() -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    try:
+        _wait(acquire, timeout, "SQLite migration lock file")
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock

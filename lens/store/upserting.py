@@ -1,0 +1,138 @@
+"""Batched, idempotent writes on a table's natural key, the same on SQLite, PostgreSQL and MariaDB.
+
+Every writer of Lens goes through `upsert` (insert or update) or `insert_new` (insert, keep what
+is there). Rows are plain mappings of column name to value; a call is one transaction, split into
+multi-row INSERT statements of at most `batch_size` rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import peewee
+
+from lens.runtime import errors
+from lens.store import database, models
+
+Row = Mapping[str, object]
+
+# SQLite's default SQLITE_MAX_VARIABLE_NUMBER since 3.32; PostgreSQL's protocol limit is higher.
+_MAX_PARAMETERS = {"sqlite": 32766, "postgresql": 65535, "mysql": 65535}
+
+# Written only by the INSERT that creates a row, never by an update.
+INSERT_ONLY_COLUMNS = ("id", "created_at")
+
+
+def upsert(
+    model: type[models.LensModel],
+    rows: Iterable[Row],
+    *,
+    batch_size: int = 500,
+    keep: Sequence[str] = INSERT_ONLY_COLUMNS,
+) -> int:
+    """Insert each row, or update the row with its natural key; return the rows written.
+
+    Columns of the natural key and those in `keep` are not changed by an update. When a call
+    holds the same key twice, the last row wins, as if the rows had been written one by one.
+    """
+    unique = _dedupe(model, rows, last_wins=True)
+    if not unique:
+        return 0
+    key = models.natural_key(model)
+    key_names = {f.name for f in key}
+    columns = _columns(model, unique)
+    update = [model._meta.fields[c] for c in columns if c not in key_names and c not in keep]
+    _write(model, unique, columns, batch_size, lambda q, e: _on_conflict_update(q, e, key, update))
+    return len(unique)
+
+
+def insert_new(model: type[models.LensModel], rows: Iterable[Row], *, batch_size: int = 500) -> int:
+    """Insert the rows whose natural key is not stored yet; return how many were new.
+
+    Stored rows are left as they are, so replaying a batch of events is harmless.
+    """
+    unique = _dedupe(model, rows, last_wins=False)
+    if not unique:
+        return 0
+    key = models.natural_key(model)
+    columns = _columns(model, unique)
+    return _write(model, unique, columns, batch_size, lambda q, e: _on_conflict_ignore(q, e, key))
+
+
+def _dedupe(model: type[models.LensModel], rows: Iterable[Row], *, last_wins: bool) -> list[Row]:
+    names = [f.name for f in models.natural_key(model)]
+    chosen: dict[tuple[object, ...], Row] = {}
+    for row in rows:
+        try:
+            identity = tuple(row[name] for name in names)
+        except KeyError as exc:
+            raise ValueError(f"{model.__name__}: row lacks natural key column {exc}") from exc
+        if last_wins or identity not in chosen:
+            chosen.pop(identity, None)
+            chosen[identity] = row
+    return list(chosen.values())
+
+
+def _columns(model: type[models.LensModel], rows: Sequence[Row]) -> list[str]:
+    columns = list(rows[0])
+    known = model._meta.fields
+    for name in columns:
+        if name not in known:
+            raise ValueError(f"{model.__name__}: no column {name!r}")
+    expected = set(columns)
+    for row in rows:
+        if set(row) != expected:
+            raise ValueError(f"{model.__name__}: every row of a batch must have the same columns")
+    return columns
+
+
+def _on_conflict_update(
+    query: peewee.ModelInsert,
+    engine: str,
+    key: Sequence[peewee.Field[Any]],
+    update: Sequence[peewee.Field[Any]],
+) -> peewee.ModelInsert:
+    if not update:
+        return _on_conflict_ignore(query, engine, key)
+    if engine == "mysql":
+        # MariaDB/MySQL have no conflict target: ON DUPLICATE KEY fires on any unique index,
+        # and the natural key is each table's only one besides the id.
+        return query.on_conflict(preserve=list(update))
+    return query.on_conflict(conflict_target=list(key), preserve=list(update))
+
+
+def _on_conflict_ignore(
+    query: peewee.ModelInsert, engine: str, key: Sequence[peewee.Field[Any]]
+) -> peewee.ModelInsert:
+    if engine == "mysql":
+        # Not INSERT IGNORE: that would also hide NOT NULL and truncation errors.
+        return query.on_conflict(update={key[0]: key[0]})
+    return query.on_conflict(conflict_target=list(key), action="NOTHING")
+
+
+def _write(
+    model: type[models.LensModel],
+    rows: Sequence[Row],
+    columns: Sequence[str],
+    batch_size: int,
+    conflict: Callable[[peewee.ModelInsert, str], peewee.ModelInsert],
+) -> int:
+    db = model._meta.database
+    engine = database.engine_of(db)
+    per_batch = max(1, min(batch_size, _MAX_PARAMETERS[engine] // len(columns)))
+    written = 0
+    try:
+        with database.session(db), db.atomic():
+            for start in range(0, len(rows), per_batch):
+                chunk = rows[start : start + per_batch]
+                # Dicts, not tuples: peewee then fills the Python defaults of absent columns.
+                query = conflict(model.insert_many([dict(row) for row in chunk]), engine)
+                if engine == "postgresql":
+                    query = query.returning()
+                written += db.execute(query).rowcount
+    except database.DRIVER_ERRORS as exc:
+        raise errors.StoreError(
+            f"writing {model._meta.table_name} failed: {database.first_line(exc)}"
+        ) from exc
+    return written

@@ -1,0 +1,121 @@
+"""Shared fixtures: fresh databases on SQLite, PostgreSQL and MariaDB (real servers: .ci/run)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import peewee
+import psycopg2
+import pymysql
+import pytest
+
+from lens.runtime.config import DatabaseConfig
+from lens.store import database, migrating
+
+POSTGRES_URL = os.environ.get("LENS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+MYSQL_URL = os.environ.get("LENS_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
+
+ENGINES = ("sqlite", "postgresql", "mysql")
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+def _postgres_admin() -> psycopg2.extensions.connection:
+    parts = urlsplit(POSTGRES_URL)
+    conn = psycopg2.connect(
+        host=parts.hostname,
+        port=parts.port or 5432,
+        user=parts.username,
+        password=parts.password,
+        dbname=parts.path.lstrip("/"),
+    )
+    conn.autocommit = True
+    return conn
+
+
+def _mysql_admin() -> pymysql.connections.Connection:
+    parts = urlsplit(MYSQL_URL)
+    return pymysql.connect(
+        host=parts.hostname,
+        port=parts.port or 3306,
+        user=parts.username,
+        password=parts.password or "",
+        autocommit=True,
+    )
+
+
+@pytest.fixture(params=ENGINES)
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of a new, empty database, once per engine."""
+    engine = request.param
+    name = f"lens_t_{uuid.uuid4().hex[:12]}"
+    if engine == "sqlite":
+        yield f"sqlite:///{tmp_path / 'lens.db'}"
+    elif engine == "postgresql":
+        admin = _postgres_admin()
+        with admin.cursor() as cursor:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield _with_database(POSTGRES_URL, name)
+        finally:
+            with admin.cursor() as cursor:
+                cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.close()
+    else:
+        admin = _mysql_admin()
+        with admin.cursor() as cursor:
+            cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+        try:
+            yield _with_database(MYSQL_URL, name)
+        finally:
+            with admin.cursor() as cursor:
+                cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+            admin.close()
+
+
+@pytest.fixture
+def db(empty_database_url: str) -> Iterator[peewee.Database]:
+    """A migrated database with every model bound to it."""
+    database_ = database.open_database(DatabaseConfig(url=empty_database_url))
+    migrating.migrate(database_)
+    try:
+        yield database_
+    finally:
+        close_all(database_)
+
+
+def close_all(db: peewee.Database) -> None:
+    """Close every connection of the database (all threads' pooled ones too)."""
+    closer = getattr(db, "close_all", None)
+    if closer is not None:
+        closer()
+    else:
+        db.close()
+
+
+Predicate = Callable[[], bool]
+
+
+def _eventually(predicate: Predicate, timeout: float = 3.0) -> None:
+    """Wait (without sleeping the test's own logic) until `predicate` holds, or fail."""
+    gate = threading.Event()
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        gate.wait(0.002)
+
+
+@pytest.fixture
+def eventually() -> Callable[..., None]:
+    """`eventually(predicate, timeout=3.0)`: wait for another thread to make predicate true."""
+    return _eventually

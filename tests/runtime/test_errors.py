@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from lens.runtime import errors
+
+
+def test_config_error_reads_as_one_line() -> None:
+    error = errors.ConfigError(source="/etc/lens.yaml", key="server.port", expected="an integer")
+    assert str(error) == "/etc/lens.yaml: server.port: an integer"
+    assert str(errors.ConfigError(source="f", key="", expected="valid YAML")) == "f: valid YAML"
+
+
+def test_the_tree_matches_the_docstring() -> None:
+    assert issubclass(errors.NoDataError, errors.SourceError)
+    assert issubclass(errors.DeviceUnavailableError, errors.SourceError)
+    for kube in (errors.NotFound, errors.Conflict, errors.Gone, errors.Forbidden):
+        assert issubclass(kube, errors.KubeError)
+    for direct in (
+        errors.ConfigError,
+        errors.SourceError,
+        errors.KubeError,
+        errors.StoreError,
+        errors.TemporaryError,
+        errors.PermanentError,
+        errors.FatalError,
+    ):
+        assert direct.__bases__ == (errors.LensError,)
+    assert errors.TemporaryError("later", delay=3).delay == 3

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import peewee
+import pytest
+
+from lens.runtime import errors
+from lens.runtime.config import DatabaseConfig
+from lens.runtime.settings import Secret
+from lens.store import database, migrating, models, upserting
+
+
+def _sqlite(tmp_path: Path) -> peewee.Database:
+    db = database.open_database(
+        DatabaseConfig(url=f"sqlite:///{tmp_path}/sub/dir/lens.db", busy_timeout_seconds=7)
+    )
+    migrating.migrate(db)
+    return db
+
+
+def test_sqlite_creates_its_directory_and_runs_in_wal_with_a_busy_timeout(tmp_path: Path) -> None:
+    db = _sqlite(tmp_path)
+    assert (tmp_path / "sub/dir/lens.db").exists()
+    assert database.scalar(db, "PRAGMA journal_mode") == "wal"
+    assert database.scalar(db, "PRAGMA busy_timeout") == 7000
+    assert database.engine_of(db) == "sqlite"
+
+
+def test_sqlite_takes_writes_from_several_threads(tmp_path: Path) -> None:
+    db = _sqlite(tmp_path)
+    failures: list[BaseException] = []
+
+    def writer(worker: int) -> None:
+        try:
+            for batch in range(10):
+                rows = [
+                    {"cluster": "c", "uid": f"{worker}-{batch}-{i}", "namespace": "n", "name": "p"}
+                    for i in range(20)
+                ]
+                upserting.upsert(models.GpuPod, rows)
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            db.close()
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert failures == []
+    assert models.GpuPod.select().count() == 4 * 10 * 20
+
+
+def test_every_model_is_bound(db: peewee.Database) -> None:
+    for model in models.ALL_MODELS:
+        assert model._meta.database is db
+
+
+def test_ping_and_session(db: peewee.Database) -> None:
+    db.close()
+    with database.session(db):
+        database.ping(db)
+        assert not db.is_closed()
+    assert db.is_closed()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://postgres@127.0.0.1:1/none", "mysql://root@127.0.0.1:1/none"],
+)
+def test_an_unreachable_database_is_a_store_error(url: str) -> None:
+    db = database.open_database(DatabaseConfig(url=url, connect_timeout_seconds=1))
+    with pytest.raises(errors.StoreError, match="cannot connect to the database"):
+        database.ping(db)
+
+
+def test_a_wrong_password_is_a_store_error_that_does_not_show_it() -> None:
+    db = database.open_database(
+        DatabaseConfig(url="mysql://nobody@127.0.0.1:3306/test", password=Secret("hunter2"))
+    )
+    with pytest.raises(errors.StoreError) as caught:
+        database.ping(db)
+    assert "hunter2" not in str(caught.value)
+
+
+def test_first_line() -> None:
+    assert database.first_line(ValueError("one\ntwo")) == "one"
+    assert database.first_line(ValueError()) == "ValueError"

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import peewee
+from playhouse.schema_diff import diff_models
+
+from lens.store import models
+
+SEED_TABLE_NAMES = {
+    "nodes",
+    "gpu_devices",
+    "rdma_devices",
+    "node_device_changelog",
+    "gpu_pods",
+    "gpu_pods_events",
+    "pod_snapshots",
+    "pod_resources",
+    "gpu_workloads",
+    "gpu_workload_snapshots",
+    "workload_pod_references",
+    "node_containers",
+    "node_container_devices",
+    "node_container_events",
+    "training_performance",
+    "workload_events",
+    "storage",
+}
+
+
+def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:
+    assert {m._meta.table_name for m in models.ALL_MODELS} == SEED_TABLE_NAMES
+    dead = {"fault", "ai_workload_metadata", "workload_resource", "gpu_workload_allocation_history"}
+    assert not dead & {m._meta.table_name for m in models.ALL_MODELS}
+
+
+def test_every_table_has_a_cluster_and_a_natural_key_that_starts_with_it() -> None:
+    for model in models.ALL_MODELS:
+        key = models.natural_key(model)
+        assert key[0].name == "cluster", model.__name__
+        assert len([i for i in model._meta.indexes if i[1]]) == 1, model.__name__
+
+
+def test_append_only_tables_can_be_trimmed_by_creation_time() -> None:
+    names = {m._meta.table_name for m in models.APPEND_ONLY_MODELS}
+    assert names == {
+        "node_device_changelog",
+        "gpu_pods_events",
+        "pod_snapshots",
+        "gpu_workload_snapshots",
+        "node_container_events",
+        "training_performance",
+        "workload_events",
+    }
+    for model in models.APPEND_ONLY_MODELS:
+        assert (("created_at",), False) in model._meta.indexes, model.__name__
+
+
+def test_hot_queries_are_indexed() -> None:
+    def covered(model: type[models.LensModel], columns: tuple[str, ...]) -> bool:
+        return any(tuple(index[: len(columns)]) == columns for index, _ in model._meta.indexes)
+
+    hot = [
+        (models.GpuPod, ("cluster", "uid")),
+        (models.GpuPod, ("cluster", "node_name", "running")),
+        (models.GpuWorkload, ("cluster", "uid")),
+        (models.GpuWorkload, ("cluster", "parent_uid")),
+        (models.GpuWorkload, ("cluster", "status")),
+        (models.GpuWorkload, ("cluster", "end_at")),
+        (models.WorkloadPodReference, ("cluster", "pod_uid")),
+        (models.WorkloadPodReference, ("cluster", "workload_uid")),
+        (models.NodeContainer, ("cluster", "pod_uid")),
+        (models.NodeContainerDevice, ("cluster", "container_id")),
+        (models.NodeContainerEvent, ("cluster", "container_id")),
+        (models.TrainingPerformance, ("cluster", "workload_uid", "created_at")),
+        (models.WorkloadEvent, ("cluster", "workload_uid")),
+        (models.WorkloadEvent, ("cluster", "nearest_workload_uid")),
+        (models.PodSnapshot, ("cluster", "pod_uid", "resource_version")),
+    ]
+    for model, columns in hot:
+        assert covered(model, columns), (model.__name__, columns)
+
+
+def test_the_migrated_schema_is_exactly_the_models(db: peewee.Database) -> None:
+    diff = diff_models(db, list(models.ALL_MODELS))
+    assert not diff, str(diff)

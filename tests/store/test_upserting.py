@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import datetime
+
+import peewee
+import pytest
+
+from lens.runtime import errors
+from lens.store import models, upserting
+
+T0 = datetime.datetime(2026, 5, 1, tzinfo=datetime.UTC)
+T1 = T0 + datetime.timedelta(hours=1)
+
+
+def _pod(uid: str, **values: object) -> dict[str, object]:
+    row: dict[str, object] = {"cluster": "c1", "uid": uid, "namespace": "ns", "name": f"pod-{uid}"}
+    row.update(values)
+    return row
+
+
+def _pods() -> dict[str, models.GpuPod]:
+    return {p.uid: p for p in models.GpuPod.select().order_by(models.GpuPod.uid)}
+
+
+def test_inserts_then_updates_on_the_natural_key(db: peewee.Database) -> None:
+    rows = [_pod("a", phase="Pending", created_at=T0), _pod("b", phase="", created_at=T0)]
+    assert upserting.upsert(models.GpuPod, rows) == 2
+    update = [_pod("a", phase="Running", created_at=T1, gpu_allocated=8)]
+    assert upserting.upsert(models.GpuPod, update) == 1
+    pods = _pods()
+    assert set(pods) == {"a", "b"}
+    assert pods["a"].phase == "Running"
+    assert pods["a"].gpu_allocated == 8
+    assert pods["a"].created_at == T0, "created_at is kept from the first insert"
+
+
+def test_replaying_a_batch_changes_nothing(db: peewee.Database) -> None:
+    batch = [_pod(str(i), phase="Running", updated_at=T1) for i in range(20)]
+    upserting.upsert(models.GpuPod, batch)
+    before = [(p.id, p.uid, p.phase, p.updated_at) for p in _pods().values()]
+    upserting.upsert(models.GpuPod, batch)
+    after = [(p.id, p.uid, p.phase, p.updated_at) for p in _pods().values()]
+    assert before == after
+    assert models.GpuPod.select().count() == 20
+
+
+def test_the_same_key_twice_in_one_call_keeps_the_last(db: peewee.Database) -> None:
+    written = upserting.upsert(
+        models.GpuPod, [_pod("a", phase="Pending"), _pod("b", phase=""), _pod("a", phase="Failed")]
+    )
+    assert written == 2
+    assert _pods()["a"].phase == "Failed"
+
+
+def test_rows_are_split_into_batches_in_one_transaction(db: peewee.Database) -> None:
+    rows = [_pod(f"{i:03}") for i in range(25)]
+    assert upserting.upsert(models.GpuPod, rows, batch_size=4) == 25
+    assert models.GpuPod.select().count() == 25
+
+
+def test_a_failing_batch_rolls_back_the_whole_call(db: peewee.Database) -> None:
+    rows = [_pod(f"{i:03}") for i in range(6)]
+    rows[5] = _pod("005", namespace=None)  # NOT NULL violation in the second batch
+    with pytest.raises(errors.StoreError, match="writing gpu_pods failed"):
+        upserting.upsert(models.GpuPod, rows, batch_size=3)
+    assert models.GpuPod.select().count() == 0
+
+
+def test_clusters_do_not_collide(db: peewee.Database) -> None:
+    upserting.upsert(models.GpuPod, [_pod("a"), {**_pod("a"), "cluster": "c2"}])
+    assert models.GpuPod.select().where(models.GpuPod.uid == "a").count() == 2
+
+
+def test_insert_new_keeps_stored_rows_and_counts_only_new_ones(db: peewee.Database) -> None:
+    event = {"cluster": "c1", "container_id": "abc", "event_type": "start", "created_at": T0}
+    assert upserting.insert_new(models.NodeContainerEvent, [event]) == 1
+    again = [
+        event,
+        {**event, "event_type": "exit", "created_at": T1},
+        {**event, "event_type": "exit", "created_at": T1},
+    ]
+    assert upserting.insert_new(models.NodeContainerEvent, again) == 1
+    assert upserting.insert_new(models.NodeContainerEvent, again) == 0
+    assert models.NodeContainerEvent.select().count() == 2
+
+
+def test_insert_new_does_not_hide_other_errors(db: peewee.Database) -> None:
+    with pytest.raises(errors.StoreError):
+        upserting.insert_new(
+            models.NodeContainerEvent,
+            [{"cluster": "c1", "container_id": "x", "event_type": None, "created_at": T0}],
+        )
+
+
+def test_upsert_with_only_key_columns_inserts_once(db: peewee.Database) -> None:
+    ref = {"cluster": "c1", "workload_uid": "w", "pod_uid": "p"}
+    assert upserting.upsert(models.WorkloadPodReference, [ref, ref]) == 1
+    assert upserting.upsert(models.WorkloadPodReference, [ref]) == 1
+    assert models.WorkloadPodReference.select().count() == 1
+
+
+def test_nothing_to_write(db: peewee.Database) -> None:
+    assert upserting.upsert(models.GpuPod, []) == 0
+    assert upserting.insert_new(models.GpuPod, []) == 0
+
+
+def test_rows_must_be_well_formed(db: peewee.Database) -> None:
+    with pytest.raises(ValueError, match="lacks natural key column 'uid'"):
+        upserting.upsert(models.GpuPod, [{"cluster": "c1", "name": "x"}])
+    with pytest.raises(ValueError, match="no column 'colour'"):
+        upserting.upsert(models.GpuPod, [_pod("a", colour="red")])
+    with pytest.raises(ValueError, match="same columns"):
+        upserting.upsert(models.GpuPod, [_pod("a"), _pod("b", phase="x")])

@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import lens
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = (
+    "kubernetes",
+    "grpc",
+    "fastapi",
+    "uvicorn",
+    "psycopg2",
+    "pymysql",
+    "peewee",
+    "prometheus_client",
+)
+
+
+def _lens(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lens", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_help_lists_the_commands_and_imports_nothing_heavy() -> None:
+    probe = (
+        "import sys, json\n"
+        "sys.argv = ['lens', '--help']\n"
+        "import lens.cli\n"
+        "try:\n"
+        "    lens.cli.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert "config" in result.stdout and "db" in result.stdout and "version" in result.stdout
+    loaded = set(json.loads(result.stderr.strip().splitlines()[-1]))
+    heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
+    assert heavy == []
+
+
+def test_version() -> None:
+    result = _lens("version")
+    assert (result.returncode, result.stdout.strip()) == (0, lens.__version__)
+
+
+def test_config_check_prints_the_effective_config_with_secrets_redacted(tmp_path: Path) -> None:
+    config = tmp_path / "lens.yaml"
+    config.write_text(
+        "database:\n  url: postgresql://lens:hunter2@db.example/lens\nserver:\n  port: 9000\n"
+    )
+    result = _lens("config", "check", "--config", str(config), env={"LENS_LOGGING__LEVEL": "debug"})
+    assert result.returncode == 0, result.stderr
+    assert "hunter2" not in result.stdout
+    assert "url: postgresql://lens:***@db.example/lens" in result.stdout
+    assert "port: 9000" in result.stdout
+    assert "level: debug" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "message"),
+    [
+        (
+            "server:\n  port: lots\n",
+            {},
+            "lens: config error: {path}: server.port: expected an integer, got string 'lots'",
+        ),
+        (
+            "logging:\n  colour: red\n",
+            {},
+            "lens: config error: {path}: logging.colour: "
+            "unknown key (expected one of: format, level)",
+        ),
+        (
+            "",
+            {"LENS_SERVER__PORT": "-1"},
+            "lens: config error: environment variable LENS_SERVER__PORT: server.port: "
+            "expected a number from 0 to 65535, got -1",
+        ),
+    ],
+)
+def test_a_bad_config_prints_one_line_and_exits_2(
+    tmp_path: Path, text: str, env: dict[str, str], message: str
+) -> None:
+    path = tmp_path / "lens.yaml"
+    path.write_text(text)
+    result = _lens("config", "check", "-c", str(path), env=env)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [message.format(path=path)]
+
+
+def test_lens_config_environment_variable_is_the_default_file(tmp_path: Path) -> None:
+    path = tmp_path / "lens.yaml"
+    path.write_text("cluster:\n  name: prod-west\n")
+    result = _lens("config", "check", env={"LENS_CONFIG": str(path)})
+    assert "name: prod-west" in result.stdout
+
+
+def test_config_example_matches_the_committed_file() -> None:
+    assert _lens("config", "example").stdout == (REPO / "config.example.yaml").read_text()
+
+
+def test_db_migrate_and_status_on_the_embedded_default(tmp_path: Path) -> None:
+    env = {"LENS_SERVICE__DATA_DIR": str(tmp_path), "LENS_LOGGING__FORMAT": "json"}
+    before = _lens("db", "status", "--check", env=env)
+    assert before.returncode == 1
+    assert "pending" in before.stdout
+    first = _lens("db", "migrate", env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "applied 1 migration(s): 0001_initial"
+    logged = [json.loads(line) for line in first.stderr.splitlines()]
+    assert {"msg": "migration applied", "migration": "0001_initial"}.items() <= logged[-1].items()
+    assert (tmp_path / "lens.db").exists()
+    second = _lens("db", "migrate", env=env)
+    assert second.stdout.strip() == "schema is up to date"
+    after = _lens("db", "status", "--check", env=env)
+    assert after.returncode == 0
+    assert "0001_initial" in after.stdout
+    assert "schema is up to date" in after.stdout
+
+
+def test_db_commands_report_an_unreachable_database_in_one_line() -> None:
+    env = {"LENS_DATABASE__URL": "postgresql://lens:hunter2@127.0.0.1:1/lens"}
+    result = _lens("db", "migrate", env=env)
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.startswith("lens:")]
+    assert lines and lines[0].startswith("lens: database error: cannot connect to the database")
+    assert "hunter2" not in result.stderr
