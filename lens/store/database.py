@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,10 +138,14 @@ def ping(db: peewee.Database) -> None:
             raise errors.StoreError(f"database did not answer: {first_line(exc)}") from exc
 
 
-def scalar(db: peewee.Database, sql: str, params: tuple[object, ...] = ()) -> object:
+def execute(db: peewee.Database, sql: str, params: Sequence[object] = ()) -> Any:
+    """Run one raw statement and return the driver's cursor (driver errors propagate)."""
+    return db.execute_sql(sql, params)  # type: ignore[no-untyped-call]  # untyped in peewee-stubs
+
+
+def scalar(db: peewee.Database, sql: str, params: Sequence[object] = ()) -> object:
     """The first column of the first row of a raw statement (driver errors propagate)."""
-    cursor = db.execute_sql(sql, params)  # type: ignore[no-untyped-call]  # untyped in peewee-stubs
-    row = cursor.fetchone()
+    row = execute(db, sql, params).fetchone()
     return None if row is None else row[0]
 
 

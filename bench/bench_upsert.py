@@ -1,0 +1,121 @@
+"""Rows/s of the batched upsert against the original's one-row select-then-insert-or-save.
+
+The original (REFERENCE.md 1.11) wrote each row with a SELECT by its key, then an INSERT or a
+full-row save, each statement its own transaction. Both ways write the same rows twice (a load,
+then an update of every row) into gpu_pods on a migrated database, on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
+
+import peewee
+import psycopg2
+
+from lens.runtime.config import DatabaseConfig
+from lens.store import database, migrating, models, upserting
+
+POSTGRES_URL = os.environ.get("LENS_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+Rows = list[dict[str, object]]
+
+
+def _rows(count: int, *, phase: str) -> Rows:
+    now = datetime.datetime.now(datetime.UTC)
+    return [
+        {
+            "cluster": "bench",
+            "uid": f"{i:08d}-0000-4000-8000-000000000000",
+            "namespace": f"team-{i % 50}",
+            "name": f"train-{i // 8}-worker-{i % 8}",
+            "node_name": f"gpu-node-{i % 1000:04d}",
+            "gpu_allocated": 8,
+            "phase": phase,
+            "running": phase == "Running",
+            "deleted": False,
+            "ip": f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}",
+            "updated_at": now,
+        }
+        for i in range(count)
+    ]
+
+
+def write_batched(rows: Rows) -> None:
+    upserting.upsert(models.GpuPod, rows)
+
+
+def write_one_by_one(rows: Rows) -> None:
+    """The original's pattern: SELECT by key, then INSERT or save every column, autocommit."""
+    pod = models.GpuPod
+    for row in rows:
+        existing = pod.get_or_none((pod.cluster == row["cluster"]) & (pod.uid == row["uid"]))
+        if existing is None:
+            pod.create(**row)
+        else:
+            for column, value in row.items():
+                setattr(existing, column, value)
+            existing.save()
+
+
+@contextmanager
+def _database(engine: str) -> Iterator[peewee.Database]:
+    if engine == "sqlite":
+        with tempfile.TemporaryDirectory() as directory:
+            db = database.open_database(DatabaseConfig(url=f"sqlite:///{directory}/bench.db"))
+            yield db
+            db.close()
+        return
+    name = f"lens_bench_{uuid.uuid4().hex[:10]}"
+    parts = urlsplit(POSTGRES_URL)
+    admin = psycopg2.connect(POSTGRES_URL)
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    try:
+        url = urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, ""))
+        db = database.open_database(DatabaseConfig(url=url))
+        yield db
+        db.close_all()
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def _rate(engine: str, write: Callable[[Rows], None], count: int) -> float:
+    """Rows written per second over a load and a full update of `count` rows."""
+    with _database(engine) as db:
+        migrating.migrate(db)
+        load, update = _rows(count, phase="Pending"), _rows(count, phase="Running")
+        with database.session(db):
+            started = time.perf_counter()
+            write(load)
+            write(update)
+            elapsed = time.perf_counter() - started
+        assert models.GpuPod.select().where(models.GpuPod.phase == "Running").count() == count
+    return 2 * count / elapsed
+
+
+def run(argv: list[str]) -> dict[str, object]:
+    parser = argparse.ArgumentParser(prog="python -m bench upsert")
+    parser.add_argument("--rows", type=int, default=5000, help="rows per pass (default 5000)")
+    parser.add_argument("--engines", default="sqlite,postgresql", help="comma-separated engines")
+    args = parser.parse_args(argv)
+    figures: dict[str, object] = {"rows_per_pass": args.rows, "passes": 2, "table": "gpu_pods"}
+    for engine in args.engines.split(","):
+        batched = _rate(engine, write_batched, args.rows)
+        original = _rate(engine, write_one_by_one, args.rows)
+        figures[engine] = {
+            "batched_upsert_rows_per_s": round(batched),
+            "select_then_insert_or_save_rows_per_s": round(original),
+            "ratio": round(batched / original, 1),
+        }
+    return figures
