@@ -14,7 +14,11 @@ from bench import machine
 
 def _names() -> list[str]:
     here = Path(__file__).parent
-    return sorted(m.name.removeprefix("bench_") for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+    return sorted(
+        m.name.removeprefix("bench_")
+        for m in pkgutil.iter_modules([str(here)])
+        if m.name.startswith("bench_")
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -23,7 +23,9 @@ import psycopg2
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models, upserting
 
-POSTGRES_URL = os.environ.get("LENS_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+POSTGRES_URL = os.environ.get(
+    "LENS_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
 
 Rows = list[dict[str, object]]
 
