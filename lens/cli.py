@@ -23,8 +23,10 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
 db_app = typer.Typer(help="Manage the SQL store.", no_args_is_help=True)
+docs_app = typer.Typer(help="Generate reference documents.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(db_app, name="db")
+app.add_typer(docs_app, name="docs")
 
 ConfigOption = Annotated[
     str | None,
@@ -121,6 +123,17 @@ def db_status(
     typer.echo(f"{len(waiting)} pending" if waiting else "schema is up to date")
     if check and waiting:
         raise typer.Exit(errors.EXIT_FATAL)
+
+
+@docs_app.command("metrics")
+def docs_metrics() -> None:
+    """Print docs/metrics.md: every metric family with its type, labels and help."""
+    from lens.runtime import kit, metricsdoc
+
+    defaults = config_module.Config()
+    runtime = kit.build("docs", server=defaults.server, service=defaults.service)
+    sections = [("Runtime (every role)", runtime.metrics.declared)]
+    typer.echo(metricsdoc.render_markdown(sections), nl=False)
 
 
 def main() -> None:

@@ -141,3 +141,11 @@ def test_db_commands_report_an_unreachable_database_in_one_line() -> None:
     lines = [line for line in result.stderr.splitlines() if line.startswith("lens:")]
     assert lines and lines[0].startswith("lens: database error: cannot connect to the database")
     assert "hunter2" not in result.stderr
+
+
+def test_docs_metrics_matches_the_committed_file() -> None:
+    result = _lens("docs", "metrics")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (REPO / "docs" / "metrics.md").read_text(), (
+        "regenerate: lens docs metrics > docs/metrics.md"
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
@@ -45,7 +45,7 @@ class FamilyGroup(Generic[S]):
     specs: tuple[FamilySpec[S], ...]
 
 
-def check_groups(groups: Sequence[FamilyGroup[object]], *, taken: Iterable[str] = ()) -> None:
+def check_groups(groups: Sequence[FamilyGroup[Any]], *, taken: Iterable[str] = ()) -> None:
     """Fail at startup on a bad name or a name used twice (as client_python's registry does)."""
     seen = set(taken)
     for group in groups:
@@ -56,6 +56,21 @@ def check_groups(groups: Sequence[FamilyGroup[object]], *, taken: Iterable[str] 
             if spec.name in seen:
                 raise ValueError(f"{spec.name}: metric family declared twice")
             seen.add(spec.name)
+
+
+def describe(groups: Sequence[FamilyGroup[Any]]) -> list[selfmetrics.FamilyDoc]:
+    """The documentation rows of every family in `groups` (docs/metrics.md)."""
+    return [
+        selfmetrics.FamilyDoc(
+            name=spec.name,
+            type=spec.type,
+            labels=group.identity_labels + spec.labels,
+            help=spec.help + (" Opt-in." if spec.opt_in else ""),
+            stability=spec.stability,
+        )
+        for group in groups
+        for spec in group.specs
+    ]
 
 
 def _new_family(spec: FamilySpec[S], labels: list[str]) -> CounterMetricFamily | GaugeMetricFamily:

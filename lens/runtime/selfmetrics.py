@@ -6,6 +6,7 @@ once per cycle together with the snapshot families.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -31,6 +32,17 @@ DURATION_BUCKETS = (
     60.0,
     300.0,
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class FamilyDoc:
+    """What docs/metrics.md says of one family."""
+
+    name: str
+    type: str
+    labels: tuple[str, ...]
+    help: str
+    stability: str = "alpha"
 
 
 def check_family(name: str, help: str, kind: str, labels: Sequence[str]) -> None:
@@ -59,15 +71,25 @@ class SelfMetrics:
         # process-wide in prometheus_client; every Lens process wants it off.
         prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # no annotations upstream
         self.registry = CollectorRegistry(auto_describe=True)
+        self._declared: list[FamilyDoc] = []
         if process:
             ProcessCollector(registry=self.registry)
 
+    @property
+    def declared(self) -> tuple[FamilyDoc, ...]:
+        """Every instrument created here, for docs/metrics.md."""
+        return tuple(self._declared)
+
+    def _declare(self, name: str, kind: str, help: str, labels: Sequence[str]) -> None:
+        check_family(name, help, kind, labels)
+        self._declared.append(FamilyDoc(name=name, type=kind, labels=tuple(labels), help=help))
+
     def counter(self, name: str, help: str, labels: Sequence[str] = ()) -> Counter:
-        check_family(name, help, "counter", labels)
+        self._declare(name, "counter", help, labels)
         return Counter(name, help, labelnames=tuple(labels), registry=self.registry)
 
     def gauge(self, name: str, help: str, labels: Sequence[str] = ()) -> Gauge:
-        check_family(name, help, "gauge", labels)
+        self._declare(name, "gauge", help, labels)
         return Gauge(name, help, labelnames=tuple(labels), registry=self.registry)
 
     def histogram(
@@ -78,7 +100,7 @@ class SelfMetrics:
         *,
         buckets: Sequence[float] = DURATION_BUCKETS,
     ) -> Histogram:
-        check_family(name, help, "histogram", labels)
+        self._declare(name, "histogram", help, labels)
         return Histogram(
             name, help, labelnames=tuple(labels), registry=self.registry, buckets=tuple(buckets)
         )

@@ -12,7 +12,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_the_upsert_benchmark_prints_one_json_object_with_its_ratio() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bench", "upsert", "--rows", "30", "--engines", "sqlite,postgresql"],
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "upsert",
+            "--rows",
+            "30",
+            "--engines",
+            "sqlite,postgresql",
+            "--repeat",
+            "1",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
