@@ -93,9 +93,6 @@ class DatabaseConfig:
         minimum=0,
         maximum=600,
     )
-    batch_size: int = setting(
-        500, "Most rows written by one INSERT of a batched upsert.", minimum=1, maximum=10000
-    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

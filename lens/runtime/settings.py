@@ -11,13 +11,16 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 import yaml
 
 from lens.runtime import errors
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 REDACTED = "***"
 
@@ -119,7 +122,7 @@ class _Builder:
         if not isinstance(data, Mapping):
             key = prefix.rstrip(".") or "(top level)"
             raise self.fail(key, f"expected a mapping, got {_describe(data)}")
-        fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        fields = {f.name: f for f in dataclasses.fields(cls)}
         hints = typing.get_type_hints(cls)
         for key in data:
             if key not in fields:
@@ -207,24 +210,21 @@ class _Builder:
         raise self.fail(key, f"expected true or false, got {_describe(value)}")
 
     def _int(self, value: object, key: str) -> int:
-        if isinstance(value, EnvText):
-            try:
-                return int(value.strip())
-            except ValueError:
-                pass
-        elif isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise self.fail(key, f"expected an integer, got {_describe(value)}")
+        return int(self._number(value, key, int, "an integer"))
 
     def _float(self, value: object, key: str) -> float:
+        return float(self._number(value, key, float, "a number"))
+
+    def _number(self, value: object, key: str, kind: type[int] | type[float], what: str) -> float:
+        accepted = (int,) if kind is int else (int, float)
         if isinstance(value, EnvText):
             try:
-                return float(value.strip())
+                return kind(value.strip())
             except ValueError:
                 pass
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise self.fail(key, f"expected a number, got {_describe(value)}")
+        elif isinstance(value, accepted) and not isinstance(value, bool):
+            return value
+        raise self.fail(key, f"expected {what}, got {_describe(value)}")
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -250,12 +250,12 @@ def build(
     return _Builder(source=source, origins=origins or {}).build(cls, data, "")
 
 
-def to_plain(settings: object, *, redact: bool = True) -> dict[str, Any]:
+def to_plain(settings: DataclassInstance, *, redact: bool = True) -> dict[str, Any]:
     """The settings as plain data (for YAML or JSON), secrets replaced by `***` unless told."""
     plain: dict[str, Any] = {}
-    for field in dataclasses.fields(settings):  # type: ignore[arg-type]
+    for field in dataclasses.fields(settings):
         value = getattr(settings, field.name)
-        if dataclasses.is_dataclass(value):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
             plain[field.name] = to_plain(value, redact=redact)
         elif isinstance(value, Secret):
             plain[field.name] = (REDACTED if value else "") if redact else value.reveal()
@@ -269,14 +269,14 @@ def to_plain(settings: object, *, redact: bool = True) -> dict[str, Any]:
     return plain
 
 
-def leaf_keys(cls: type[Any], prefix: str = "") -> list[str]:
+def leaf_keys(cls: type[DataclassInstance], prefix: str = "") -> list[str]:
     """Every dotted key of settings class `cls`, in declaration order."""
     keys: list[str] = []
     hints = typing.get_type_hints(cls)
     for field in dataclasses.fields(cls):
         hint = hints[field.name]
-        if dataclasses.is_dataclass(hint):
-            keys.extend(leaf_keys(hint, f"{prefix}{field.name}."))  # type: ignore[arg-type]
+        if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+            keys.extend(leaf_keys(hint, f"{prefix}{field.name}."))
         else:
             keys.append(f"{prefix}{field.name}")
     return keys

@@ -70,44 +70,36 @@ def _sqlite(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
     )
 
 
-def _password(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> str:
-    return cfg.password.reveal() or url.password
+def _pool_options(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> dict[str, Any]:
+    """What a pooled server connection needs, whichever the engine."""
+    return {
+        "host": url.host,
+        "port": url.port,
+        "user": url.user or None,
+        "password": cfg.password.reveal() or url.password or None,
+        "max_connections": cfg.max_connections,
+        "stale_timeout": _STALE_SECONDS,
+        # How long to wait for a free pooled connection.
+        "timeout": cfg.connect_timeout_seconds,
+    }
 
 
 def _postgresql(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
-    params: dict[str, Any] = {"application_name": "lens"}
-    params.update(url.params)
     db: peewee.Database = PooledPostgresqlDatabase(
         url.database,
-        host=url.host,
-        port=url.port,
-        user=url.user or None,
-        password=_password(url, cfg) or None,
-        connect_timeout=max(1, round(cfg.connect_timeout_seconds)),
-        max_connections=cfg.max_connections,
-        stale_timeout=_STALE_SECONDS,
-        timeout=cfg.connect_timeout_seconds,
+        connect_timeout=max(1, round(cfg.connect_timeout_seconds)),  # libpq takes whole seconds
         field_types={fields.JSON_FIELD_TYPE: "JSONB"},
-        **params,
+        **{"application_name": "lens", **_pool_options(url, cfg), **dict(url.params)},
     )
     return db
 
 
 def _mysql(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
-    params: dict[str, Any] = {"charset": "utf8mb4"}
-    params.update(url.params)
     db: peewee.Database = PooledMySQLDatabase(
         url.database,
-        host=url.host,
-        port=url.port,
-        user=url.user or None,
-        password=_password(url, cfg),
         connect_timeout=cfg.connect_timeout_seconds,
-        max_connections=cfg.max_connections,
-        stale_timeout=_STALE_SECONDS,
-        timeout=cfg.connect_timeout_seconds,
         field_types={fields.DATETIME_FIELD_TYPE: "DATETIME(6)"},
-        **params,
+        **{"charset": "utf8mb4", **_pool_options(url, cfg), **dict(url.params)},
     )
     return db
 

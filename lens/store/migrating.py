@@ -22,6 +22,7 @@ import peewee
 from playhouse.migrations import MigrationError, Runner
 
 from lens.runtime import errors
+from lens.runtime.config import DatabaseConfig
 from lens.store import database
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,14 @@ def migrate(
         return _apply(db, directory, lock_timeout)
     except database.DRIVER_ERRORS as exc:
         raise errors.StoreError(f"migration failed: {database.first_line(exc)}") from exc
+
+
+def open_for_role(cfg: DatabaseConfig) -> peewee.Database:
+    """Open the database for a role, migrating it first when database.migrate_on_start says so."""
+    db = database.open_database(cfg)
+    if cfg.migrate_on_start:
+        migrate(db)
+    return db
 
 
 def _apply(db: peewee.Database, directory: Path, lock_timeout: float) -> list[str]:
@@ -89,7 +98,7 @@ def pending(db: peewee.Database, *, directory: Path = MIGRATIONS_DIR) -> list[st
 
 
 def _aware(moment: datetime.datetime | None) -> datetime.datetime | None:
-    # The runner stamps history rows with the server's local time.
+    # The runner stamps history rows with this process's naive local time.
     if moment is None:
         return None
     if isinstance(moment, str):
@@ -101,10 +110,24 @@ def _aware(moment: datetime.datetime | None) -> datetime.datetime | None:
 def _lock(db: peewee.Database, *, timeout: float) -> Iterator[None]:
     engine = database.engine_of(db)
     if engine == "postgresql":
-        with _pg_lock(db, timeout):
+        with _server_lock(
+            db,
+            timeout,
+            what="PostgreSQL advisory lock",
+            acquire="SELECT pg_try_advisory_lock(%s)",
+            release="SELECT pg_advisory_unlock(%s)",
+            name=_PG_LOCK_KEY,
+        ):
             yield
     elif engine == "mysql":
-        with _mysql_lock(db, timeout):
+        with _server_lock(
+            db,
+            timeout,
+            what="MariaDB named lock",
+            acquire="SELECT GET_LOCK(%s, 0)",
+            release="SELECT RELEASE_LOCK(%s)",
+            name=_MYSQL_LOCK_NAME,
+        ):
             yield
     else:
         with _file_lock(db.database, timeout):
@@ -124,27 +147,15 @@ def _wait(acquire: Callable[[], bool], timeout: float, what: str) -> None:
 
 
 @contextlib.contextmanager
-def _pg_lock(db: peewee.Database, timeout: float) -> Iterator[None]:
-    def acquire() -> bool:
-        return bool(database.scalar(db, "SELECT pg_try_advisory_lock(%s)", (_PG_LOCK_KEY,)))
-
-    _wait(acquire, timeout, "PostgreSQL advisory lock")
+def _server_lock(
+    db: peewee.Database, timeout: float, *, what: str, acquire: str, release: str, name: object
+) -> Iterator[None]:
+    """A lock the database server holds for this connection, released when it closes too."""
+    _wait(lambda: database.scalar(db, acquire, (name,)) in (1, True), timeout, what)
     try:
         yield
     finally:
-        database.scalar(db, "SELECT pg_advisory_unlock(%s)", (_PG_LOCK_KEY,))
-
-
-@contextlib.contextmanager
-def _mysql_lock(db: peewee.Database, timeout: float) -> Iterator[None]:
-    def acquire() -> bool:
-        return database.scalar(db, "SELECT GET_LOCK(%s, 0)", (_MYSQL_LOCK_NAME,)) == 1
-
-    _wait(acquire, timeout, "MariaDB named lock")
-    try:
-        yield
-    finally:
-        database.scalar(db, "SELECT RELEASE_LOCK(%s)", (_MYSQL_LOCK_NAME,))
+        database.scalar(db, release, (name,))
 
 
 @contextlib.contextmanager

@@ -170,3 +170,12 @@ def test_migrate_proceeds_once_the_lock_is_released(empty_database_url: str) -> 
     holding.__exit__(None, None, None)
     worker.join(10)
     assert result == [["0001_initial"]]
+
+
+def test_a_role_opens_a_migrated_database_unless_told_not_to(empty_database_url: str) -> None:
+    untouched = migrating.open_for_role(
+        DatabaseConfig(url=empty_database_url, migrate_on_start=False)
+    )
+    assert migrating.pending(untouched) == ["0001_initial"]
+    migrated = migrating.open_for_role(DatabaseConfig(url=empty_database_url))
+    assert migrating.pending(migrated) == []
