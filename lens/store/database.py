@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import peewee
 from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase
@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 _STALE_SECONDS = 300
 
 DRIVER_ERRORS: tuple[type[Exception], ...] = (peewee.DatabaseError, peewee.InterfaceError)
+# The connection itself failed (server restarted, idle connection killed), not the statement.
+CONNECTION_ERRORS: tuple[type[Exception], ...] = (peewee.OperationalError, peewee.InterfaceError)
+
+T = TypeVar("T")
 
 
 def open_database(cfg: DatabaseConfig) -> peewee.Database:
@@ -118,6 +122,26 @@ def session(db: peewee.Database) -> Iterator[peewee.Database]:
     finally:
         if opened and not db.is_closed():
             db.close()
+
+
+def idempotent_transaction(db: peewee.Database, work: Callable[[], T]) -> T:
+    """Run `work` in one transaction; when the connection was lost, reconnect and run it again.
+
+    Only for work that is harmless to repeat (upserts on natural keys), and only when this call
+    owns the transaction: inside a caller's transaction the error goes up, since the caller's
+    earlier statements are gone with the connection.
+    """
+    may_retry = not db.in_transaction()
+    while True:
+        try:
+            with session(db), db.atomic():
+                return work()
+        except CONNECTION_ERRORS as exc:
+            if not may_retry:
+                raise
+            may_retry = False
+            log.warning("database connection lost; retrying once", extra={"error": first_line(exc)})
+            _discard(db)
 
 
 def ping(db: peewee.Database) -> None:

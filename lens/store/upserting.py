@@ -51,7 +51,8 @@ def upsert(
 def insert_new(model: type[models.LensModel], rows: Iterable[Row], *, batch_size: int = 500) -> int:
     """Insert the rows whose natural key is not stored yet; return how many were new.
 
-    Stored rows are left as they are, so replaying a batch of events is harmless.
+    Stored rows are left as they are, so replaying a batch of events is harmless. (Should the
+    connection drop during COMMIT, the retry finds the rows stored and counts them as not new.)
     """
     unique = _dedupe(model, rows, last_wins=False)
     if not unique:
@@ -185,16 +186,19 @@ def _write(
     db = model._meta.database
     fields, values = _with_defaults(model, rows, columns)
     per_batch = max(1, min(batch_size, _MAX_PARAMETERS[database.engine_of(db)] // len(fields)))
-    written = 0
+    statement = _compile(model, fields, values[0], conflict)
+
+    def write_all() -> int:
+        written = 0
+        for start in range(0, len(values), per_batch):
+            chunk = values[start : start + per_batch]
+            cursor = database.execute(db, statement.sql(len(chunk)), statement.params(chunk))
+            written += cursor.rowcount
+        return written
+
     try:
-        statement = _compile(model, fields, values[0], conflict)
-        with database.session(db), db.atomic():
-            for start in range(0, len(values), per_batch):
-                chunk = values[start : start + per_batch]
-                cursor = database.execute(db, statement.sql(len(chunk)), statement.params(chunk))
-                written += cursor.rowcount
+        return database.idempotent_transaction(db, write_all)
     except database.DRIVER_ERRORS as exc:
         raise errors.StoreError(
             f"writing {model._meta.table_name} failed: {database.first_line(exc)}"
         ) from exc
-    return written

@@ -1,15 +1,20 @@
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
 import peewee
+import psycopg2
+import pymysql
 import pytest
 
 from lens.runtime import errors
 from lens.runtime.config import DatabaseConfig
 from lens.runtime.settings import Secret
 from lens.store import database, migrating, models, upserting
+
+POSTGRES_URL = os.environ.get("LENS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def _sqlite(tmp_path: Path) -> peewee.Database:
@@ -89,3 +94,44 @@ def test_a_wrong_password_is_a_store_error_that_does_not_show_it() -> None:
 def test_first_line() -> None:
     assert database.first_line(ValueError("one\ntwo")) == "one"
     assert database.first_line(ValueError()) == "ValueError"
+
+
+def _kill_other_connections(db: peewee.Database) -> None:
+    """Drop every server connection of the test database, as a server restart would."""
+    name = db.database
+    if database.engine_of(db) == "postgresql":
+        admin = psycopg2.connect(POSTGRES_URL)
+        admin.autocommit = True
+        with admin.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+            )
+        admin.close()
+    else:
+        admin = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
+        with admin.cursor() as cursor:
+            cursor.execute("SELECT id FROM information_schema.processlist WHERE db = %s", (name,))
+            for (process_id,) in cursor.fetchall():
+                cursor.execute(f"KILL {int(process_id)}")
+        admin.close()
+
+
+@pytest.mark.parametrize("empty_database_url", ["postgresql", "mysql"], indirect=True)
+def test_an_upsert_survives_a_lost_connection(db: peewee.Database) -> None:
+    rows = [{"cluster": "c", "uid": f"u{i}", "namespace": "n", "name": "p"} for i in range(10)]
+    with database.session(db):
+        upserting.upsert(models.GpuPod, rows[:5])
+        _kill_other_connections(db)
+        upserting.upsert(models.GpuPod, rows)
+        assert models.GpuPod.select().count() == 10
+
+
+@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+def test_a_lost_connection_inside_a_callers_transaction_is_not_retried(db: peewee.Database) -> None:
+    rows = [{"cluster": "c", "uid": "u", "namespace": "n", "name": "p"}]
+    # The caller's own COMMIT fails at the end too: its transaction died with the connection.
+    with database.session(db), pytest.raises(peewee.InterfaceError), db.atomic():
+        upserting.upsert(models.GpuPod, rows)
+        _kill_other_connections(db)
+        with pytest.raises(errors.StoreError):
+            upserting.upsert(models.GpuPod, rows)
