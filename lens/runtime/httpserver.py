@@ -130,6 +130,10 @@ def _make_handler(routes: Mapping[str, Handler], metrics: _Metrics) -> type[Base
     class _RequestHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "lens"
+        # Headers and body leave in one segment, and small answers are not held back by Nagle's
+        # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
+        wbufsize = 1 << 16
+        disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
             started = time.perf_counter()

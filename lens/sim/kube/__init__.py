@@ -1,0 +1,3 @@
+"""A Kubernetes API server emulator that the official client uses unmodified."""
+
+__all__: list[str] = []

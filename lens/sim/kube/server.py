@@ -1,0 +1,212 @@
+"""KubeApiServer: the emulator's HTTP server, plus the Python handle tests and scenarios use.
+
+Serves the Kubernetes REST API (handlers.py) over plain HTTP/1.1 with chunked watch streams,
+so `kubernetes.client` and its Watch and SharedInformer work against it unmodified. Start it
+from a test fixture or with `lens sim kube --port PORT`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from lens.runtime.clock import Clock, SystemClock
+from lens.sim.kube.collecting import Collector
+from lens.sim.kube.faults import Faults
+from lens.sim.kube.handlers import Api, Reply
+from lens.sim.kube.resources import Registry, ResourceType
+from lens.sim.kube.status import ApiError
+from lens.sim.kube.store import Store
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+
+
+class KubeApiServer:
+    """An in-process Kubernetes API server on 127.0.0.1 (or `host`)."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        clock: Clock | None = None,
+        history_size: int = 100,
+        bookmark_interval: float = 60.0,
+        token: str | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.registry = Registry()
+        self.faults = Faults()
+        self.store = Store(
+            self.registry, clock=clock or SystemClock(), history_size=history_size, rng=rng
+        )
+        self.collector = Collector(self.store)
+        self.api = Api(self.store, self.faults, bookmark_interval=bookmark_interval)
+        self._token = token
+        self._host = host
+        self._http = ThreadingHTTPServer((host, port), _handler_class(self))
+        self._http.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._host}:{self._http.server_address[1]}"
+
+    def start(self) -> KubeApiServer:
+        self._thread = threading.Thread(
+            target=self._http.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="kube-sim",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.faults.close_watches()
+        self._http.shutdown()
+        self._http.server_close()
+        self.collector.close()
+
+    def __enter__(self) -> KubeApiServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- the Python side (scenarios and tests) ---------------------------------------------
+
+    def resource(self, api_version: str, kind: str) -> ResourceType:
+        rtype = self.registry.by_kind(api_version, kind)
+        if rtype is None:
+            raise KeyError(f"no resource {api_version} {kind}")
+        return rtype
+
+    def create(self, obj: JsonObject, *, keep_status: bool = True) -> JsonObject:
+        """Store an object as a controller would (its status kept unless told otherwise)."""
+        rtype = self.resource(obj["apiVersion"], obj["kind"])
+        namespace = (obj.get("metadata") or {}).get("namespace") if rtype.namespaced else None
+        if rtype.kind == "CustomResourceDefinition":
+            reply = self.api.handle(
+                "POST",
+                f"/apis/{rtype.api_version}/{rtype.plural}",
+                "",
+                "application/json",
+                json.dumps(obj).encode(),
+            )
+            assert reply.body is not None
+            return reply.body
+        return self.store.create(rtype, namespace, obj, keep_status=keep_status)
+
+    def restart(self) -> None:
+        """An API server restart: every watch ends and the history before now is lost."""
+        self.store.forget_history()
+        self.faults.close_watches()
+
+    def settle(self, timeout: float = 5.0) -> bool:
+        """Wait until garbage collection has caught up."""
+        return self.collector.settle(timeout)
+
+    def write_kubeconfig(self, path: Path, *, context: str = "lens-sim") -> Path:
+        user: JsonObject = {"token": self._token} if self._token else {}
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "users": [{"name": context, "user": user}],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+            "current-context": context,
+        }
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return path
+
+    def authorized(self, header: str | None) -> bool:
+        return self._token is None or header == f"Bearer {self._token}"
+
+
+def _handler_class(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "kube-sim"
+        # Headers and body leave in one segment, and small answers are not held back by Nagle's
+        # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
+        wbufsize = 1 << 16
+        disable_nagle_algorithm = True
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def do_PUT(self) -> None:
+            self._serve("PUT")
+
+        def do_PATCH(self) -> None:
+            self._serve("PATCH")
+
+        def do_DELETE(self) -> None:
+            self._serve("DELETE")
+
+        def _serve(self, method: str) -> None:
+            parts = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            try:
+                if not server.authorized(self.headers.get("Authorization")):
+                    raise ApiError(401, "Unauthorized", "Unauthorized")
+                failure = server.faults.take_failure(method, parts.path)
+                if failure is not None:
+                    raise failure
+                reply = server.api.handle(
+                    method, parts.path, parts.query, self.headers.get("Content-Type", ""), body
+                )
+            except ApiError as exc:
+                self._send_json(exc.code, exc.status(), retry_after=exc.retry_after)
+                return
+            if reply.watch is not None:
+                self._stream(reply)
+            else:
+                self._send_json(reply.code, reply.body)
+
+        def _send_json(self, code: int, body: Any, *, retry_after: int | None = None) -> None:
+            data = json.dumps(body, separators=(",", ":")).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if retry_after is not None:
+                self.send_header("Retry-After", str(retry_after))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _stream(self, reply: Reply) -> None:
+            assert reply.watch is not None
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                self.wfile.flush()  # the client waits for the headers before any event
+                for event in reply.watch.events():
+                    data = json.dumps(event, separators=(",", ":")).encode() + b"\n"
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("kube-sim request", extra={"request": format % args})
+
+    return Handler
