@@ -24,9 +24,13 @@ app = typer.Typer(
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
 db_app = typer.Typer(help="Manage the SQL store.", no_args_is_help=True)
 docs_app = typer.Typer(help="Generate reference documents.", no_args_is_help=True)
+sim_app = typer.Typer(
+    help="Simulators for tests and demos (never for production).", no_args_is_help=True
+)
 app.add_typer(config_app, name="config")
 app.add_typer(db_app, name="db")
 app.add_typer(docs_app, name="docs")
+app.add_typer(sim_app, name="sim")
 
 ConfigOption = Annotated[
     str | None,
@@ -134,6 +138,31 @@ def docs_metrics() -> None:
     runtime = kit.build("docs", server=defaults.server, service=defaults.service)
     sections = [("Runtime (every role)", runtime.metrics.declared)]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)
+
+
+@sim_app.command("kube")
+def sim_kube(
+    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 6443,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    kubeconfig: Annotated[
+        str | None, typer.Option(help="Write a kubeconfig for this server to this file.")
+    ] = None,
+    history: Annotated[int, typer.Option(help="Watch events kept per resource type.")] = 100,
+) -> None:
+    """Serve a simulated Kubernetes API until stopped (Ctrl-C or SIGTERM)."""
+    from pathlib import Path
+
+    from lens.runtime import lifecycle
+    from lens.runtime import logging as lens_logging
+    from lens.sim.kube.server import KubeApiServer, ServerPart
+
+    lens_logging.configure(config_module.LoggingConfig())
+    server = KubeApiServer(host=host, port=port, history_size=history)
+    typer.echo(f"simulated Kubernetes API at {server.url}")
+    if kubeconfig:
+        typer.echo(f"kubeconfig: {server.write_kubeconfig(Path(kubeconfig))}")
+    service = lifecycle.Service("sim-kube", stop_timeout=5, parts=[ServerPart(server)])
+    raise typer.Exit(service.run())
 
 
 def main() -> None:

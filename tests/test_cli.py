@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,37 @@ def test_docs_metrics_matches_the_committed_file() -> None:
     assert result.stdout == (REPO / "docs" / "metrics.md").read_text(), (
         "regenerate: lens docs metrics > docs/metrics.md"
     )
+
+
+def test_sim_kube_serves_the_official_client_until_terminated(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lens",
+            "sim",
+            "kube",
+            "--port",
+            "0",
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("simulated Kubernetes API at http://127.0.0.1:")
+        assert process.stdout.readline().strip() == f"kubeconfig: {kubeconfig}"
+        probe = (
+            "import kubernetes, sys\n"
+            f"kubernetes.config.load_kube_config(config_file={str(kubeconfig)!r})\n"
+            "print(sorted(n.metadata.name for n in kubernetes.client.CoreV1Api().list_namespace().items))\n"
+        )
+        listed = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
+        )
+        assert "'default'" in listed.stdout, listed.stderr
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0

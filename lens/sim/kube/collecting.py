@@ -38,12 +38,17 @@ class Collector:
 
     def _removed(self, rtype: ResourceType, obj: JsonObject) -> None:
         self._put(("owner-gone", meta(obj)["uid"]))
+        # What waited for this object may now finish: its namespace, its foreground owners.
+        if meta(obj).get("namespace"):
+            self._put(("namespace", meta(obj)["namespace"]))
+        for ref in meta(obj).get("ownerReferences") or []:
+            self._put(("foreground", ref.get("uid", "")))
 
     def _deleting(self, obj: JsonObject, policy: str) -> None:
         if obj["kind"] == "Namespace":
             self._put(("namespace", meta(obj)["name"]))
         elif policy == "Foreground":
-            self._put(("foreground", obj))
+            self._put(("foreground", meta(obj)["uid"]))
 
     def _put(self, item: tuple[str, Any]) -> None:
         with self._wake:
@@ -101,35 +106,34 @@ class Collector:
             else:
                 self._store.delete(rtype, namespace, name, propagation="Background")
 
-    def _foreground(self, owner: JsonObject) -> None:
-        uid = meta(owner)["uid"]
-        rtype = self._store.registry.by_kind(owner["apiVersion"], owner["kind"])
-        if rtype is None:
+    def _foreground(self, owner_uid: str) -> None:
+        found = self._store.by_uid(owner_uid)
+        if found is None:
             return
-        remaining = self._store.dependents(uid)
+        rtype, owner = found
+        if "foregroundDeletion" not in (meta(owner).get("finalizers") or []):
+            return
+        remaining = self._store.dependents(owner_uid)
         for dep_type, dependent in remaining:
             if not meta(dependent).get("deletionTimestamp"):
-                self._store.delete(
-                    dep_type,
-                    meta(dependent).get("namespace"),
-                    meta(dependent)["name"],
-                    propagation="Foreground",
-                )
-        if self._store.dependents(uid):
-            self._put(("foreground", owner))  # look again once they are gone
-        else:
-            self._store.remove_finalizer(
-                rtype, meta(owner).get("namespace"), meta(owner)["name"], "foregroundDeletion"
-            )
+                namespace, name = meta(dependent).get("namespace"), meta(dependent)["name"]
+                self._store.delete(dep_type, namespace, name, propagation="Foreground")
+        if not self._store.dependents(owner_uid):
+            namespace, name = meta(owner).get("namespace"), meta(owner)["name"]
+            self._store.remove_finalizer(rtype, namespace, name, "foregroundDeletion")
 
     def _empty_namespace(self, namespace: str) -> None:
-        contents = self._store.namespaced_objects(namespace)
-        for rtype, obj in contents:
-            if not meta(obj).get("deletionTimestamp"):
-                self._store.delete(rtype, namespace, meta(obj)["name"])
         namespaces = self._store.registry.find("", "v1", "namespaces")
         assert namespaces is not None
-        if self._store.namespaced_objects(namespace):
-            self._put(("namespace", namespace))  # objects held by finalizers: try again later
-        else:
+        try:
+            current = self._store.get(namespaces, None, namespace)
+        except ApiError:
+            return
+        if not meta(current).get("deletionTimestamp"):
+            return
+        for rtype, obj in self._store.namespaced_objects(namespace):
+            if not meta(obj).get("deletionTimestamp"):
+                self._store.delete(rtype, namespace, meta(obj)["name"])
+        # Objects held by finalizers keep the namespace; their removal brings us back here.
+        if not self._store.namespaced_objects(namespace):
             self._store.purge(namespaces, None, namespace)

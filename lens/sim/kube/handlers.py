@@ -12,7 +12,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs
 
 from lens import __version__
-from lens.sim.kube import resources, selectors
+from lens.sim.kube import resources, selectors, status
 from lens.sim.kube.faults import Faults
 from lens.sim.kube.resources import Registry, ResourceType
 from lens.sim.kube.status import ApiError, bad_request, not_found
@@ -26,6 +26,20 @@ _PATCH_TYPES: dict[str, Literal["merge", "strategic", "json"]] = {
     "application/strategic-merge-patch+json": "strategic",
     "application/json-patch+json": "json",
 }
+
+
+# Registries with ReturnDeletedObject: the others answer an immediate delete with a Status.
+_RETURNS_DELETED_OBJECT = frozenset({"Pod"})
+
+
+def _deleted_status(rtype: ResourceType, obj: JsonObject) -> JsonObject:
+    details = {
+        "name": meta(obj)["name"],
+        "group": rtype.group,
+        "kind": rtype.plural,
+        "uid": meta(obj)["uid"],
+    }
+    return {**status.success(), "details": details}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -161,10 +175,11 @@ class Api:
                 propagation=propagation,
                 preconditions=options.get("preconditions"),
             )
-            if rtype.kind == "CustomResourceDefinition" and not meta(deleted).get(
-                "deletionTimestamp"
-            ):
+            gone_now = not meta(deleted).get("deletionTimestamp")
+            if rtype.kind == "CustomResourceDefinition" and gone_now:
                 self._forget_crd(deleted)
+            if gone_now and rtype.kind not in _RETURNS_DELETED_OBJECT:
+                return Reply(200, _deleted_status(rtype, deleted))
             return Reply(200, deleted)
         raise ApiError(405, "MethodNotAllowed", f"the server does not allow {method} here")
 
@@ -265,7 +280,8 @@ class Api:
             raise ApiError(
                 415,
                 "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}",
+                "the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(_PATCH_TYPES)}",
             )
         if kind == "strategic" and target.rtype.group not in resources.BUILTIN_GROUPS:
             raise ApiError(

@@ -103,7 +103,8 @@ def prepare_create(
         body_namespace = metadata.get("namespace")
         if body_namespace and body_namespace != namespace:
             raise bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request"
             )
         metadata["namespace"] = namespace
     else:
@@ -177,7 +178,8 @@ def check_update_identity(rtype: ResourceType, current: JsonObject, body: JsonOb
         raise ApiError(
             409,
             "Conflict",
-            f"Precondition failed: UID in precondition: {new_meta['uid']}, UID in object meta: {old_meta['uid']}",
+            f"Precondition failed: UID in precondition: {new_meta['uid']}, "
+            f"UID in object meta: {old_meta['uid']}",
         )
 
 

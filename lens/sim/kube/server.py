@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from lens.runtime import lifecycle
 from lens.runtime.clock import Clock, SystemClock
 from lens.sim.kube.collecting import Collector
 from lens.sim.kube.faults import Faults
@@ -134,79 +135,98 @@ class KubeApiServer:
         return self._token is None or header == f"Bearer {self._token}"
 
 
-def _handler_class(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "kube-sim"
-        # Headers and body leave in one segment, and small answers are not held back by Nagle's
-        # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
-        wbufsize = 1 << 16
-        disable_nagle_algorithm = True
+class _RequestHandler(BaseHTTPRequestHandler):
+    """One connection; `sim` is set on a per-server subclass (see _handler_class)."""
 
-        def do_GET(self) -> None:
-            self._serve("GET")
+    sim: KubeApiServer
+    protocol_version = "HTTP/1.1"
+    server_version = "kube-sim"
+    # Headers and body leave in one segment, and small answers are not held back by Nagle's
+    # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
+    wbufsize = 1 << 16
+    disable_nagle_algorithm = True
 
-        def do_POST(self) -> None:
-            self._serve("POST")
+    def do_GET(self) -> None:
+        self._serve("GET")
 
-        def do_PUT(self) -> None:
-            self._serve("PUT")
+    def do_POST(self) -> None:
+        self._serve("POST")
 
-        def do_PATCH(self) -> None:
-            self._serve("PATCH")
+    def do_PUT(self) -> None:
+        self._serve("PUT")
 
-        def do_DELETE(self) -> None:
-            self._serve("DELETE")
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
 
-        def _serve(self, method: str) -> None:
-            parts = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            try:
-                if not server.authorized(self.headers.get("Authorization")):
-                    raise ApiError(401, "Unauthorized", "Unauthorized")
-                failure = server.faults.take_failure(method, parts.path)
-                if failure is not None:
-                    raise failure
-                reply = server.api.handle(
-                    method, parts.path, parts.query, self.headers.get("Content-Type", ""), body
-                )
-            except ApiError as exc:
-                self._send_json(exc.code, exc.status(), retry_after=exc.retry_after)
-                return
-            if reply.watch is not None:
-                self._stream(reply)
-            else:
-                self._send_json(reply.code, reply.body)
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
 
-        def _send_json(self, code: int, body: Any, *, retry_after: int | None = None) -> None:
-            data = json.dumps(body, separators=(",", ":")).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if retry_after is not None:
-                self.send_header("Retry-After", str(retry_after))
-            self.end_headers()
-            self.wfile.write(data)
+    def _serve(self, method: str) -> None:
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        try:
+            if not self.sim.authorized(self.headers.get("Authorization")):
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            failure = self.sim.faults.take_failure(method, parts.path)
+            if failure is not None:
+                raise failure
+            reply = self.sim.api.handle(
+                method, parts.path, parts.query, self.headers.get("Content-Type", ""), body
+            )
+        except ApiError as exc:
+            self._send_json(exc.code, exc.status(), retry_after=exc.retry_after)
+            return
+        if reply.watch is not None:
+            self._stream(reply)
+        else:
+            self._send_json(reply.code, reply.body)
 
-        def _stream(self, reply: Reply) -> None:
-            assert reply.watch is not None
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            try:
-                self.wfile.flush()  # the client waits for the headers before any event
-                for event in reply.watch.events():
-                    data = json.dumps(event, separators=(",", ":")).encode() + b"\n"
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
+    def _send_json(self, code: int, body: Any, *, retry_after: int | None = None) -> None:
+        data = json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if retry_after is not None:
+            self.send_header("Retry-After", str(retry_after))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, reply: Reply) -> None:
+        assert reply.watch is not None
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            self.wfile.flush()  # the client waits for the headers before any event
+            for event in reply.watch.events():
+                data = json.dumps(event, separators=(",", ":")).encode() + b"\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug("kube-sim request", extra={"request": format % args})
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("kube-sim request", extra={"request": format % args})
 
-    return Handler
+
+def _handler_class(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
+    return type("KubeSimHandler", (_RequestHandler,), {"sim": server})
+
+
+class ServerPart:
+    """A KubeApiServer as a Service part, for `lens sim kube`."""
+
+    name = "kube-sim"
+
+    def __init__(self, server: KubeApiServer) -> None:
+        self._server = server
+
+    async def start(self) -> None:
+        self._server.start()
+
+    async def stop(self) -> None:
+        await lifecycle.in_thread(self._server.stop, name="kube-sim-stop")

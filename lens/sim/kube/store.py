@@ -83,7 +83,7 @@ class Store:
         self._rv = 0
         self._tables: dict[TypeKey, _Table] = collections.defaultdict(_Table)
         self._dependents: dict[str, set[tuple[TypeKey, ObjectKey]]] = collections.defaultdict(set)
-        self._uids: set[str] = set()
+        self._uids: dict[str, tuple[TypeKey, ObjectKey]] = {}
         self._on_removed: list[Callable[[ResourceType, JsonObject], None]] = []
         self._on_owner_deleting: list[Callable[[JsonObject, str], None]] = []
         self._snapshots: collections.OrderedDict[str, tuple[int, list[JsonObject]]] = (
@@ -114,7 +114,7 @@ class Store:
         labels: LabelSelector,
         fields: FieldSelector,
     ) -> tuple[list[JsonObject], int]:
-        """Matching objects sorted by namespace and name, and the resourceVersion they were read at."""
+        """Matching objects sorted by namespace and name, and the resourceVersion read at."""
         with self._lock:
             table = self._tables[rtype.key]
             rv = self._rv
@@ -226,7 +226,8 @@ class Store:
             raise ApiError(
                 403,
                 "Forbidden",
-                f"unable to create new content in namespace {namespace} because it is being terminated",
+                f"unable to create new content in namespace {namespace} because it is being "
+                "terminated",
             )
 
     def update(
@@ -346,7 +347,7 @@ class Store:
         stored = {**obj, "metadata": {**meta(obj), "resourceVersion": str(self._rv)}}
         table = self._tables[rtype.key]
         table.objects[key_of(stored)] = stored
-        self._uids.add(meta(stored)["uid"])
+        self._uids[meta(stored)["uid"]] = (rtype.key, key_of(stored))
         self._index_owners(rtype, old, stored)
         self._record(table, Event(self._rv, kind, stored, old))
         return self._as_version(rtype, stored)
@@ -357,7 +358,7 @@ class Store:
         final = {**obj, "metadata": {**meta(obj), "resourceVersion": str(self._rv)}}
         table = self._tables[rtype.key]
         previous = table.objects.pop(key_of(obj), None)
-        self._uids.discard(meta(obj)["uid"])
+        self._uids.pop(meta(obj)["uid"], None)
         self._index_owners(rtype, previous, None)
         self._record(table, Event(self._rv, "DELETED", final, previous))
         for listener in self._on_removed:
@@ -429,7 +430,8 @@ class Store:
             raise ApiError(
                 409,
                 "Conflict",
-                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta(current)['uid']}",
+                f"Precondition failed: UID in precondition: {uid}, "
+                f"UID in object meta: {meta(current)['uid']}",
             )
         if rv and rv != meta(current)["resourceVersion"]:
             raise conflict(rtype.plural, meta(current)["name"], rtype.group)
@@ -477,6 +479,15 @@ class Store:
     def exists(self, uid: str) -> bool:
         with self._lock:
             return uid in self._uids
+
+    def by_uid(self, uid: str) -> tuple[ResourceType, JsonObject] | None:
+        with self._lock:
+            where = self._uids.get(uid)
+            if where is None:
+                return None
+            rtype = self._type_of(where[0])
+            obj = self._tables[where[0]].objects.get(where[1])
+        return None if rtype is None or obj is None else (rtype, obj)
 
     def dependents(self, owner_uid: str) -> list[tuple[ResourceType, JsonObject]]:
         with self._lock:

@@ -33,8 +33,15 @@ def core(api: kubernetes.client.ApiClient) -> kubernetes.client.CoreV1Api:
     return kubernetes.client.CoreV1Api(api)
 
 
-def pod(name: str, *, namespace: str = "default", node: str = "", labels: dict[str, str] | None = None,
-        owners: list[dict[str, object]] | None = None, finalizers: list[str] | None = None) -> dict[str, object]:
+def pod(
+    name: str,
+    *,
+    namespace: str = "default",
+    node: str = "",
+    labels: dict[str, str] | None = None,
+    owners: list[dict[str, object]] | None = None,
+    finalizers: list[str] | None = None,
+) -> dict[str, object]:
     metadata: dict[str, object] = {"name": name, "namespace": namespace, "labels": labels or {}}
     if owners:
         metadata["ownerReferences"] = owners

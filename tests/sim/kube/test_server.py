@@ -23,14 +23,33 @@ def test_discovery_lists_every_builtin_group_and_kind(api: kubernetes.client.Api
     assert kubernetes.client.VersionApi(api).get_code().major == "1"
     assert kubernetes.client.CoreApi(api).get_api_versions().versions == ["v1"]
     groups = {g.name for g in kubernetes.client.ApisApi(api).get_api_versions().groups}
-    assert groups >= {"apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "storage.k8s.io", "apiextensions.k8s.io"}
+    assert groups >= {
+        "apps",
+        "batch",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "storage.k8s.io",
+        "apiextensions.k8s.io",
+    }
     dynamic = DynamicClient(api)
     for api_version, kind in [
-        ("v1", "Pod"), ("v1", "Node"), ("v1", "Service"), ("v1", "Endpoints"), ("v1", "Secret"),
-        ("v1", "ConfigMap"), ("v1", "Namespace"), ("v1", "Event"), ("apps/v1", "Deployment"),
-        ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet"), ("apps/v1", "DaemonSet"),
-        ("batch/v1", "Job"), ("batch/v1", "CronJob"), ("coordination.k8s.io/v1", "Lease"),
-        ("discovery.k8s.io/v1", "EndpointSlice"), ("storage.k8s.io/v1", "StorageClass"),
+        ("v1", "Pod"),
+        ("v1", "Node"),
+        ("v1", "Service"),
+        ("v1", "Endpoints"),
+        ("v1", "Secret"),
+        ("v1", "ConfigMap"),
+        ("v1", "Namespace"),
+        ("v1", "Event"),
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "ReplicaSet"),
+        ("apps/v1", "StatefulSet"),
+        ("apps/v1", "DaemonSet"),
+        ("batch/v1", "Job"),
+        ("batch/v1", "CronJob"),
+        ("coordination.k8s.io/v1", "Lease"),
+        ("discovery.k8s.io/v1", "EndpointSlice"),
+        ("storage.k8s.io/v1", "StorageClass"),
     ]:
         assert dynamic.resources.get(api_version=api_version, kind=kind).kind == kind
 
@@ -47,7 +66,9 @@ def test_create_get_replace_patch_delete_a_pod(core: kubernetes.client.CoreV1Api
     patched = core.patch_namespaced_pod("p1", "default", {"metadata": {"annotations": {"x": "1"}}})
     assert patched.metadata.annotations == {"x": "1"}
     assert patched.metadata.labels == {"app": "a", "tier": "gpu"}
-    json_patched = core.patch_namespaced_pod("p1", "default", [{"op": "replace", "path": "/metadata/labels/app", "value": "b"}])
+    json_patched = core.patch_namespaced_pod(
+        "p1", "default", [{"op": "replace", "path": "/metadata/labels/app", "value": "b"}]
+    )
     assert json_patched.metadata.labels["app"] == "b"
     deleted = core.delete_namespaced_pod("p1", "default")
     assert deleted.metadata.name == "p1"
@@ -58,9 +79,13 @@ def test_create_get_replace_patch_delete_a_pod(core: kubernetes.client.CoreV1Api
     assert _status(caught.value)["kind"] == "Status"
 
 
-def test_resource_versions_increase_cluster_wide_and_stale_writes_conflict(core: kubernetes.client.CoreV1Api) -> None:
+def test_resource_versions_increase_cluster_wide_and_stale_writes_conflict(
+    core: kubernetes.client.CoreV1Api,
+) -> None:
     first = core.create_namespaced_pod("default", pod("a"))
-    second = core.create_namespaced_config_map("default", {"metadata": {"name": "c"}, "data": {"k": "v"}})
+    second = core.create_namespaced_config_map(
+        "default", {"metadata": {"name": "c"}, "data": {"k": "v"}}
+    )
     third = core.create_node({"metadata": {"name": "n1"}})
     versions = [int(o.metadata.resource_version) for o in (first, second, third)]
     assert versions == sorted(versions) and len(set(versions)) == 3
@@ -82,18 +107,29 @@ def test_namespaces_must_exist_and_names_must_be_valid(core: kubernetes.client.C
     with pytest.raises(ApiException) as bad:
         core.create_namespaced_pod("default", pod("Not_Valid"))
     assert (bad.value.status, _status(bad.value)["reason"]) == (422, "Invalid")
-    generated = core.create_namespaced_pod("default", {"metadata": {"generateName": "worker-"}, "spec": {"containers": []}})
-    assert generated.metadata.name.startswith("worker-") and len(generated.metadata.name) == len("worker-") + 5
+    generated = core.create_namespaced_pod(
+        "default", {"metadata": {"generateName": "worker-"}, "spec": {"containers": []}}
+    )
+    assert (
+        generated.metadata.name.startswith("worker-")
+        and len(generated.metadata.name) == len("worker-") + 5
+    )
 
 
 def test_status_is_a_subresource(core: kubernetes.client.CoreV1Api) -> None:
     core.create_namespaced_pod("default", pod("s", node="n1"))
-    running = core.patch_namespaced_pod_status("s", "default", {"status": {"phase": "Running", "podIP": "10.0.0.5"}})
+    running = core.patch_namespaced_pod_status(
+        "s", "default", {"status": {"phase": "Running", "podIP": "10.0.0.5"}}
+    )
     assert running.status.phase == "Running"
-    ignored = core.patch_namespaced_pod("s", "default", {"status": {"phase": "Failed"}, "metadata": {"labels": {"x": "y"}}})
+    ignored = core.patch_namespaced_pod(
+        "s", "default", {"status": {"phase": "Failed"}, "metadata": {"labels": {"x": "y"}}}
+    )
     assert ignored.status.phase == "Running"
     assert ignored.metadata.labels == {"x": "y"}
-    spec_untouched = core.patch_namespaced_pod_status("s", "default", {"spec": {"nodeName": "n2"}, "status": {"phase": "Succeeded"}})
+    spec_untouched = core.patch_namespaced_pod_status(
+        "s", "default", {"spec": {"nodeName": "n2"}, "status": {"phase": "Succeeded"}}
+    )
     assert (spec_untouched.spec.node_name, spec_untouched.status.phase) == ("n1", "Succeeded")
 
 
@@ -142,7 +178,9 @@ def test_list_pagination_pages_a_consistent_snapshot(core: kubernetes.client.Cor
     assert (expired.value.status, _status(expired.value)["reason"]) == (410, "Expired")
 
 
-def test_every_builtin_kind_supports_crud_through_the_dynamic_client(api: kubernetes.client.ApiClient) -> None:
+def test_every_builtin_kind_supports_crud_through_the_dynamic_client(
+    api: kubernetes.client.ApiClient,
+) -> None:
     dynamic = DynamicClient(api)
     for api_version, kind, body in [
         ("v1", "Service", {"spec": {"ports": [{"port": 80}]}}),
@@ -160,14 +198,29 @@ def test_every_builtin_kind_supports_crud_through_the_dynamic_client(api: kubern
         ("discovery.k8s.io/v1", "EndpointSlice", {"addressType": "IPv4", "endpoints": []}),
     ]:
         resource = dynamic.resources.get(api_version=api_version, kind=kind)
-        created = resource.create(body={"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, **body}, namespace="default")
+        created = resource.create(
+            body={"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, **body},
+            namespace="default",
+        )
         assert created.metadata.name == "x", kind
         assert resource.get(name="x", namespace="default").kind == kind
         assert len(resource.get(namespace="default").items) == 1
-        resource.patch(name="x", namespace="default", body={"metadata": {"labels": {"k": kind.lower()}}}, content_type="application/merge-patch+json")
+        resource.patch(
+            name="x",
+            namespace="default",
+            body={"metadata": {"labels": {"k": kind.lower()}}},
+            content_type="application/merge-patch+json",
+        )
         resource.delete(name="x", namespace="default")
     classes = dynamic.resources.get(api_version="storage.k8s.io/v1", kind="StorageClass")
-    classes.create(body={"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"}, "provisioner": "csi.juicefs.com"})
+    classes.create(
+        body={
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "fast"},
+            "provisioner": "csi.juicefs.com",
+        }
+    )
     assert classes.get(name="fast").provisioner == "csi.juicefs.com"
 
 
@@ -175,10 +228,15 @@ def test_a_token_is_required_when_configured(tmp_path: Path) -> None:
     with KubeApiServer(token="s3cret") as server:
         configuration = kubernetes.client.Configuration()
         configuration.host = server.url
-        with kubernetes.client.ApiClient(configuration) as client, pytest.raises(ApiException) as caught:
+        with (
+            kubernetes.client.ApiClient(configuration) as client,
+            pytest.raises(ApiException) as caught,
+        ):
             kubernetes.client.CoreV1Api(client).list_namespace()
         assert caught.value.status == 401
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         loaded = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
-        assert {n.metadata.name for n in kubernetes.client.CoreV1Api(loaded).list_namespace().items} >= {"default", "kube-system"}
+        assert {
+            n.metadata.name for n in kubernetes.client.CoreV1Api(loaded).list_namespace().items
+        } >= {"default", "kube-system"}
         loaded.close()
