@@ -165,6 +165,61 @@ def sim_kube(
     raise typer.Exit(service.run())
 
 
+@sim_app.command("node")
+def sim_node(
+    directory: Annotated[str, typer.Argument(help="Directory to build the host tree in.")],
+    vendor: Annotated[str, typer.Option(help="amd or nvidia.")] = "amd",
+    model: Annotated[
+        str | None, typer.Option(help="GPU model (default: MI300X for amd, H100 for nvidia).")
+    ] = None,
+    gpus: Annotated[int, typer.Option(help="Number of GPUs.")] = 8,
+    rdma: Annotated[int, typer.Option(help="Number of RDMA devices.")] = 8,
+    partition: Annotated[
+        str, typer.Option(help="Compute partition mode (SPX, DPX, QPX, CPX).")
+    ] = "SPX",
+    name: Annotated[str, typer.Option(help="Node name.")] = "gpu-node-0",
+    seed: Annotated[int, typer.Option(help="Seed of identities and load profiles.")] = 0,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", help="Keep updating the readings every second until stopped."),
+    ] = False,
+) -> None:
+    """Build the sysfs, /dev and tool stand-ins of a simulated GPU node under DIRECTORY."""
+    import threading
+    from pathlib import Path
+
+    from lens.sim.hosts.state import NodeSpec
+    from lens.sim.hosts.tree import HostTree
+
+    defaults = {"amd": "MI300X", "nvidia": "H100"}
+    if vendor not in defaults:
+        _fail(
+            "usage error", f"--vendor: expected amd or nvidia, got {vendor!r}", errors.EXIT_CONFIG
+        )
+    try:
+        spec = NodeSpec(
+            name=name,
+            model=model or defaults[vendor],
+            gpus=gpus,
+            rdma=rdma,
+            compute_partition=partition,
+            seed=seed,
+        )
+    except ValueError as exc:
+        _fail("usage error", str(exc), errors.EXIT_CONFIG)
+    if spec.vendor != vendor:
+        _fail("usage error", f"--model {spec.model} is not an {vendor} GPU", errors.EXIT_CONFIG)
+    tree = HostTree(Path(directory), spec).build()
+    typer.echo(f"built {spec.name}: {gpus} x {spec.model}, {rdma} RDMA devices under {tree.root}")
+    if follow:
+        stop = threading.Event()
+        try:
+            while not stop.wait(1.0):
+                tree.update()
+        except KeyboardInterrupt:
+            typer.echo("stopped")
+
+
 def main() -> None:
     """Entry point of the `lens` console script."""
     app(prog_name="lens")

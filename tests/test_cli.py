@@ -176,7 +176,8 @@ def test_sim_kube_serves_the_official_client_until_terminated(tmp_path: Path) ->
         probe = (
             "import kubernetes, sys\n"
             f"kubernetes.config.load_kube_config(config_file={str(kubeconfig)!r})\n"
-            "print(sorted(n.metadata.name for n in kubernetes.client.CoreV1Api().list_namespace().items))\n"
+            "names = [n.metadata.name for n in kubernetes.client.CoreV1Api().list_namespace().items]\n"
+            "print(sorted(names))\n"
         )
         listed = subprocess.run(
             [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
@@ -184,3 +185,36 @@ def test_sim_kube_serves_the_official_client_until_terminated(tmp_path: Path) ->
         assert "'default'" in listed.stdout, listed.stderr
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
+
+
+def test_sim_node_builds_a_host_tree(tmp_path: Path) -> None:
+    result = _lens(
+        "sim", "node", str(tmp_path / "host"), "--gpus", "2", "--rdma", "1", "--partition", "DPX"
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        result.stdout.strip()
+        == f"built gpu-node-0: 2 x MI300X, 1 RDMA devices under {tmp_path / 'host'}"
+    )
+    assert (tmp_path / "host/sys/class/drm/card1/device/gpu_busy_percent").exists()
+    assert (tmp_path / "host/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data").exists()
+    listed = subprocess.run(
+        [str(tmp_path / "host/opt/rocm/bin/amd-smi"), "list", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert len(json.loads(listed.stdout)) == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--vendor", "intel"], "--vendor: expected amd or nvidia"),
+        (["--model", "MI250X", "--partition", "CPX"], "does not support compute partition CPX"),
+        (["--vendor", "nvidia", "--model", "MI300X"], "is not an nvidia GPU"),
+    ],
+)
+def test_sim_node_refuses_impossible_nodes(tmp_path: Path, args: list[str], message: str) -> None:
+    result = _lens("sim", "node", str(tmp_path), *args)
+    assert result.returncode == 2
+    assert message in result.stderr

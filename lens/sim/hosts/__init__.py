@@ -1,0 +1,3 @@
+"""Simulated node host trees: amdgpu sysfs, DRI nodes, RDMA sysfs, tool stand-ins, NVML."""
+
+__all__: list[str] = []
