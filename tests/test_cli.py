@@ -176,7 +176,8 @@ def test_sim_kube_serves_the_official_client_until_terminated(tmp_path: Path) ->
         probe = (
             "import kubernetes, sys\n"
             f"kubernetes.config.load_kube_config(config_file={str(kubeconfig)!r})\n"
-            "names = [n.metadata.name for n in kubernetes.client.CoreV1Api().list_namespace().items]\n"
+            "listed = kubernetes.client.CoreV1Api().list_namespace().items\n"
+            "names = [n.metadata.name for n in listed]\n"
             "print(sorted(names))\n"
         )
         listed = subprocess.run(
