@@ -1,0 +1,3 @@
+"""Protocol definitions: Lens's own event protocol and the external gRPC APIs Lens speaks."""
+
+__all__: list[str] = []
