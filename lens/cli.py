@@ -148,6 +148,12 @@ def sim_kube(
         str | None, typer.Option(help="Write a kubeconfig for this server to this file.")
     ] = None,
     history: Annotated[int, typer.Option(help="Watch events kept per resource type.")] = 100,
+    scenario: Annotated[
+        str | None, typer.Option(help="Load and replay a preset cluster: small, medium or large.")
+    ] = None,
+    speed: Annotated[
+        float, typer.Option(help="How many times faster than real time to replay.")
+    ] = 1.0,
 ) -> None:
     """Serve a simulated Kubernetes API until stopped (Ctrl-C or SIGTERM)."""
     from pathlib import Path
@@ -155,13 +161,27 @@ def sim_kube(
     from lens.runtime import lifecycle
     from lens.runtime import logging as lens_logging
     from lens.sim.kube.server import KubeApiServer, ServerPart
+    from lens.sim.scenario import replaying, spec
+    from lens.sim.scenario.player import ScenarioPlayer
 
     lens_logging.configure(config_module.LoggingConfig())
-    server = KubeApiServer(host=host, port=port, history_size=history)
+    try:
+        chosen = spec.preset(scenario) if scenario else None
+        clock = replaying.ScaledClock(speed)
+    except ValueError as exc:
+        _fail("usage error", str(exc), errors.EXIT_CONFIG)
+    server = KubeApiServer(host=host, port=port, history_size=history, clock=clock)
+    parts: list[lifecycle.Part] = [ServerPart(server)]
+    if chosen is not None:
+        player = ScenarioPlayer(chosen, server, clock=clock).load()
+        parts.append(replaying.ReplayPart(player))
+        typer.echo(
+            f"scenario {chosen.name}: {len(chosen.node_names)} nodes, {chosen.gpu_count} GPUs"
+        )
     typer.echo(f"simulated Kubernetes API at {server.url}")
     if kubeconfig:
         typer.echo(f"kubeconfig: {server.write_kubeconfig(Path(kubeconfig))}")
-    service = lifecycle.Service("sim-kube", stop_timeout=5, parts=[ServerPart(server)])
+    service = lifecycle.Service("sim-kube", stop_timeout=5, parts=parts)
     raise typer.Exit(service.run())
 
 

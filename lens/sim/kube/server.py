@@ -64,6 +64,8 @@ class KubeApiServer:
         return f"http://{self._host}:{self._http.server_address[1]}"
 
     def start(self) -> KubeApiServer:
+        if self._thread is not None:
+            return self  # already serving
         self._thread = threading.Thread(
             target=self._http.serve_forever,
             kwargs={"poll_interval": 0.1},
@@ -74,8 +76,10 @@ class KubeApiServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving (if started), release the port and end the garbage collector."""
         self.faults.close_watches()
-        self._http.shutdown()
+        if self._thread is not None:
+            self._http.shutdown()
         self._http.server_close()
         self.collector.close()
 

@@ -86,6 +86,8 @@ class KubeletServer:
             return header == f"Bearer {self._token}"
 
     def start(self) -> KubeletServer:
+        if self._thread is not None:
+            return self  # already serving
         self._thread = threading.Thread(
             target=self._http.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
         )

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import pytest
+
+from lens.sim.scenario import spec
+from lens.sim.scenario.spec import Workload
+
+
+def test_presets_have_the_promised_sizes() -> None:
+    small, medium, large = spec.small(), spec.medium(), spec.large()
+    assert (len(small.node_names), small.gpu_count) == (2, 16)
+    assert {w.kind for w in small.workloads} == {
+        "Deployment",
+        "StatefulSet",
+        "Job",
+        "CronJob",
+        "PyTorchJob",
+        "Pod",
+    }
+    assert (len(medium.node_names), medium.gpu_count) == (100, 800)
+    assert (len(large.node_names), large.gpu_count) == (1000, 8000)
+    assert sum(w.replicas for w in large.workloads) == 5000
+    assert sum(w.replicas * w.gpus_per_pod for w in large.workloads) <= 8000
+    assert large == spec.large(), "presets are reproducible"
+
+
+def test_unknown_presets_and_impossible_workloads_are_refused() -> None:
+    with pytest.raises(ValueError, match="presets: small, medium, large"):
+        spec.preset("huge")
+    with pytest.raises(ValueError, match="needs a duration"):
+        Workload(kind="Job", name="j")
+    with pytest.raises(ValueError, match="replicas"):
+        Workload(kind="Pod", name="p", replicas=0)
