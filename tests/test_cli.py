@@ -219,3 +219,48 @@ def test_sim_node_refuses_impossible_nodes(tmp_path: Path, args: list[str], mess
     result = _lens("sim", "node", str(tmp_path), *args)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_sim_kube_replays_a_scenario(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    command = [
+        sys.executable,
+        "-m",
+        "lens",
+        "sim",
+        "kube",
+        "--port",
+        "0",
+        "--scenario",
+        "small",
+        "--speed",
+        "60",
+    ]
+    with subprocess.Popen(
+        [*command, "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "scenario small: 2 nodes, 16 GPUs"
+        assert process.stdout.readline().startswith("simulated Kubernetes API at")
+        process.stdout.readline()
+        probe = (
+            "import kubernetes\n"
+            f"kubernetes.config.load_kube_config(config_file={str(kubeconfig)!r})\n"
+            "pods = kubernetes.client.CoreV1Api().list_pod_for_all_namespaces().items\n"
+            "print(sum(p.status.phase == 'Running' for p in pods))\n"
+        )
+        listed = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
+        )
+        assert int(listed.stdout.strip()) >= 7, listed.stderr
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+
+
+def test_sim_kube_refuses_an_unknown_scenario() -> None:
+    result = _lens("sim", "kube", "--port", "0", "--scenario", "huge")
+    assert result.returncode == 2
+    assert "unknown scenario 'huge'" in result.stderr
