@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -152,40 +154,52 @@ def test_docs_metrics_matches_the_committed_file() -> None:
     )
 
 
+@contextlib.contextmanager
+def _sim_kube(kubeconfig: Path, *extra: str) -> Iterator[subprocess.Popen[str]]:
+    """`lens sim kube` on a free port, stopped with SIGTERM (and checked to exit 0)."""
+    command = [
+        sys.executable,
+        "-m",
+        "lens",
+        "sim",
+        "kube",
+        "--port",
+        "0",
+        "--kubeconfig",
+        str(kubeconfig),
+        *extra,
+    ]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        yield process
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+
+
+def _with_client(kubeconfig: Path, body: str) -> str:
+    """Run `body` in a fresh interpreter with the official client configured from `kubeconfig`."""
+    setup = f"kubernetes.config.load_kube_config(config_file={str(kubeconfig)!r})"
+    probe = f"import kubernetes\n{setup}\n{body}"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def test_sim_kube_serves_the_official_client_until_terminated(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
-    with subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lens",
-            "sim",
-            "kube",
-            "--port",
-            "0",
-            "--kubeconfig",
-            str(kubeconfig),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:
+    with _sim_kube(kubeconfig) as process:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("simulated Kubernetes API at http://127.0.0.1:")
         assert process.stdout.readline().strip() == f"kubeconfig: {kubeconfig}"
-        probe = (
-            "import kubernetes, sys\n"
-            f"kubernetes.config.load_kube_config(config_file={str(kubeconfig)!r})\n"
-            "listed = kubernetes.client.CoreV1Api().list_namespace().items\n"
-            "names = [n.metadata.name for n in listed]\n"
-            "print(sorted(names))\n"
+        listed = _with_client(
+            kubeconfig,
+            "names = kubernetes.client.CoreV1Api().list_namespace().items\n"
+            "print(sorted(n.metadata.name for n in names))",
         )
-        listed = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
-        )
-        assert "'default'" in listed.stdout, listed.stderr
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
+        assert "'default'" in listed
 
 
 def test_sim_node_builds_a_host_tree(tmp_path: Path) -> None:
@@ -223,41 +237,16 @@ def test_sim_node_refuses_impossible_nodes(tmp_path: Path, args: list[str], mess
 
 def test_sim_kube_replays_a_scenario(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
-    command = [
-        sys.executable,
-        "-m",
-        "lens",
-        "sim",
-        "kube",
-        "--port",
-        "0",
-        "--scenario",
-        "small",
-        "--speed",
-        "60",
-    ]
-    with subprocess.Popen(
-        [*command, "--kubeconfig", str(kubeconfig)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:
+    with _sim_kube(kubeconfig, "--scenario", "small", "--speed", "60") as process:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "scenario small: 2 nodes, 16 GPUs"
         assert process.stdout.readline().startswith("simulated Kubernetes API at")
         process.stdout.readline()
-        probe = (
-            "import kubernetes\n"
-            f"kubernetes.config.load_kube_config(config_file={str(kubeconfig)!r})\n"
+        body = (
             "pods = kubernetes.client.CoreV1Api().list_pod_for_all_namespaces().items\n"
-            "print(sum(p.status.phase == 'Running' for p in pods))\n"
+            "print(sum(p.status.phase == 'Running' for p in pods))"
         )
-        listed = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
-        )
-        assert int(listed.stdout.strip()) >= 7, listed.stderr
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
+        assert int(_with_client(kubeconfig, body).strip()) >= 7
 
 
 def test_sim_kube_refuses_an_unknown_scenario() -> None:

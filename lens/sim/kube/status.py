@@ -45,35 +45,30 @@ class ApiError(Exception):
         return body
 
 
+def _about(code: int, reason: str, message: str, resource: str, name: str, group: str) -> ApiError:
+    return ApiError(code, reason, message, details={"name": name, "group": group, "kind": resource})
+
+
+def _qualified(resource: str, group: str) -> str:
+    return f"{resource}.{group}" if group else resource
+
+
 def not_found(resource: str, name: str, group: str = "") -> ApiError:
-    qualified = f"{resource}.{group}" if group else resource
-    return ApiError(
-        404,
-        "NotFound",
-        f'{qualified} "{name}" not found',
-        details={"name": name, "group": group, "kind": resource},
-    )
+    message = f'{_qualified(resource, group)} "{name}" not found'
+    return _about(404, "NotFound", message, resource, name, group)
 
 
 def already_exists(resource: str, name: str, group: str = "") -> ApiError:
-    qualified = f"{resource}.{group}" if group else resource
-    return ApiError(
-        409,
-        "AlreadyExists",
-        f'{qualified} "{name}" already exists',
-        details={"name": name, "group": group, "kind": resource},
-    )
+    message = f'{_qualified(resource, group)} "{name}" already exists'
+    return _about(409, "AlreadyExists", message, resource, name, group)
 
 
 def conflict(resource: str, name: str, group: str = "") -> ApiError:
-    qualified = f"{resource}.{group}" if group else resource
-    return ApiError(
-        409,
-        "Conflict",
-        f'Operation cannot be fulfilled on {qualified} "{name}": the object has been modified; '
-        "please apply your changes to the latest version and try again",
-        details={"name": name, "group": group, "kind": resource},
+    message = (
+        f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": the object has '
+        "been modified; please apply your changes to the latest version and try again"
     )
+    return _about(409, "Conflict", message, resource, name, group)
 
 
 def bad_request(message: str) -> ApiError:

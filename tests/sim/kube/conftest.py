@@ -20,15 +20,6 @@ def kube() -> Iterator[KubeApiServer]:
 
 
 @pytest.fixture
-def api(kube: KubeApiServer) -> Iterator[kubernetes.client.ApiClient]:
-    configuration = kubernetes.client.Configuration()
-    configuration.host = kube.url
-    client = kubernetes.client.ApiClient(configuration)
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def core(api: kubernetes.client.ApiClient) -> kubernetes.client.CoreV1Api:
     return kubernetes.client.CoreV1Api(api)
 

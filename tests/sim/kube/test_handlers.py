@@ -13,36 +13,9 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 
 from lens.sim.kube.server import KubeApiServer
+from lens.sim.scenario import manifests
 
-PYTORCHJOB_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "pytorchjobs.kubeflow.org"},
-    "spec": {
-        "group": "kubeflow.org",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "pytorchjobs",
-            "singular": "pytorchjob",
-            "kind": "PyTorchJob",
-            "listKind": "PyTorchJobList",
-        },
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+PYTORCHJOB_CRD = manifests.PYTORCHJOB_CRD
 
 
 def _job(name: str) -> dict[str, object]:

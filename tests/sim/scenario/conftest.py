@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import kubernetes
 import pytest
 
 from lens.runtime.clock import FakeClock
@@ -21,12 +20,3 @@ def kube(clock: FakeClock) -> Iterator[KubeApiServer]:
     server = KubeApiServer(clock=clock, history_size=10_000).start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def api(kube: KubeApiServer) -> Iterator[kubernetes.client.ApiClient]:
-    configuration = kubernetes.client.Configuration()
-    configuration.host = kube.url
-    client = kubernetes.client.ApiClient(configuration)
-    yield client
-    client.close()
