@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lens.sim.hosts import files, gpumetrics
+from lens.devices import gpumetrics
+from lens.sim.hosts import files
 from lens.sim.hosts.state import GpuIdentity, GpuReading
 
 PCI_ROOT = Path("sys/devices/pci0000:00")

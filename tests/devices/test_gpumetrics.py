@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from lens.sim.hosts import gpumetrics
+from lens.devices import gpumetrics
 
 
 @pytest.mark.parametrize(
@@ -17,6 +17,27 @@ from lens.sim.hosts import gpumetrics
             120,
             {"energy_accumulator": 24, "temperature_hbm": 88, "indep_throttle_status": 112},
         ),
+        (
+            gpumetrics.V1_4,
+            288,
+            {"xgmi_read_data_acc": 104, "firmware_timestamp": 232, "current_uclk": 280},
+        ),
+        (
+            gpumetrics.V1_5,
+            360,
+            {"pcie_nak_sent_count_acc": 168, "firmware_timestamp": 304, "current_uclk": 352},
+        ),
+        (
+            gpumetrics.V1_6_EARLY,
+            384,
+            {"accumulation_counter": 104, "throttle_status": 128, "current_uclk": 376},
+        ),
+        (
+            gpumetrics.V1_7,
+            2208,
+            {"xgmi_link_status": 264, "xcp_stats": 344, "pcie_lc_perf_other_end_recovery": 2200},
+        ),
+        (gpumetrics.XCP_METRICS_V1_1, 232, {"gfx_below_host_limit_acc": 168}),
         (gpumetrics.XCP_METRICS, 168, {"jpeg_busy": 32, "vcn_busy": 96, "gfx_busy_acc": 104}),
         (
             gpumetrics.XCP_METRICS_V1_2,

@@ -1,0 +1,264 @@
+"""The AMD GPU collector: amdgpu sysfs, hwmon and gpu_metrics, read each cycle without a subprocess.
+
+Files and units per shared/formats/amdgpu-sysfs.md: hwmon temperatures in millidegrees, power
+in microwatts (power1_input on MI300, power1_average before), clocks in hertz; RAS counts as
+"ue: N / ce: N". Cards are found under /sys/class/drm and kept when their device's uevent says
+DRIVER=amdgpu with a PCI slot (the BMC's display and partition platform devices are skipped),
+ordered by PCI address. Static facts come from a StaticFacts source (amd-smi, refreshed rarely).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Callable
+from typing import ClassVar
+
+from lens.devices import metricstable
+from lens.devices.gpu import GpuSnapshot, GpuStatic
+from lens.devices.sysfs import HostFiles, ReadError, parse_int, parse_key_values
+from lens.runtime import errors
+
+log = logging.getLogger(__name__)
+
+_CARD_RE = re.compile(r"^card\d+$")
+_RAS_BLOCKS = ("umc", "gfx", "sdma", "mmhub", "xgmi_wafl", "pcie_bif", "hdp")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AmdCard:
+    """What discovery finds once per card: where it is and who it is."""
+
+    card: str
+    pci_bus_id: str
+    device_dir: str
+    hwmon_dir: str | None
+    serial: str
+    unique_id: str
+    product_name: str
+    device_id: str
+    numa_node: int | None
+    power_file: str | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GpuCollection:
+    """A collector's result: the GPUs it read and the attributes it could not."""
+
+    gpus: tuple[GpuSnapshot, ...]
+    problems: tuple[str, ...] = ()
+
+
+def parse_ras_count(text: str | None) -> tuple[int, int] | None:
+    """`ue: N` / `ce: N` lines -> (uncorrectable, correctable)."""
+    pairs = parse_key_values(text, ":")
+    if "ue" not in pairs or "ce" not in pairs:
+        return None
+    ue, ce = parse_int(pairs["ue"]), parse_int(pairs["ce"])
+    return None if ue is None or ce is None else (ue, ce)
+
+
+def parse_link_speed(text: str | None) -> float | None:
+    """`32.0 GT/s PCIe` (or `8 GT/s`) -> 32.0."""
+    match = re.match(r"\s*([\d.]+)\s*GT/s", text or "")
+    return float(match.group(1)) if match else None
+
+
+def parse_dpm_current(text: str | None) -> float | None:
+    """The level marked `*` in a pp_dpm_* file (`1: 1500Mhz *`), in MHz."""
+    for line in (text or "").splitlines():
+        match = re.match(r"^\s*\S+:\s*(\d+)\s*Mhz\s*\*", line, re.IGNORECASE)
+        if match:
+            return float(match.group(1))
+    return None
+
+
+StaticFacts = Callable[[], dict[str, GpuStatic]]
+"""Static facts by PCI address, from the slow source refreshed out of the cycle (amd-smi)."""
+
+
+class AmdGpuCollector:
+    name: ClassVar[str] = "amdgpu"
+
+    def __init__(self, host: HostFiles, *, static_facts: StaticFacts | None = None) -> None:
+        self._host = host
+        self._static = static_facts or dict
+        self._cards: dict[str, AmdCard] = {}
+
+    def discover(self) -> list[AmdCard]:
+        """amdgpu cards by PCI address; cached per card, re-read when a card changes place."""
+        found = []
+        for entry in self._host.list("/sys/class/drm"):
+            if not _CARD_RE.match(entry):
+                continue
+            device = f"/sys/class/drm/{entry}/device"
+            uevent = parse_key_values(self._host.read_text(f"{device}/uevent"))
+            slot = uevent.get("PCI_SLOT_NAME", "").lower()
+            if uevent.get("DRIVER") != "amdgpu" or not slot:
+                continue
+            cached = self._cards.get(slot)
+            if cached is None or cached.card != entry:
+                cached = self._identify(entry, device, slot)
+                self._cards[slot] = cached
+            found.append(cached)
+        if not found:
+            raise errors.NoDataError("no amdgpu cards under /sys/class/drm")
+        return sorted(found, key=lambda c: c.pci_bus_id)
+
+    def _identify(self, card: str, device: str, slot: str) -> AmdCard:
+        read = self._host.read_text
+        hwmon = next(
+            (
+                f"{device}/hwmon/{h}"
+                for h in self._host.list(f"{device}/hwmon")
+                if read(f"{device}/hwmon/{h}/name") == "amdgpu"
+            ),
+            None,
+        )
+        power_file = None
+        if hwmon is not None:
+            power_file = next(
+                (
+                    f
+                    for f in ("power1_input", "power1_average")
+                    if self._host.exists(f"{hwmon}/{f}")
+                ),
+                None,
+            )
+        return AmdCard(
+            card=card,
+            pci_bus_id=slot,
+            device_dir=device,
+            hwmon_dir=hwmon,
+            serial=read(f"{device}/serial_number") or "",
+            unique_id=read(f"{device}/unique_id") or "",
+            product_name=read(f"{device}/product_name") or "",
+            device_id=read(f"{device}/device") or "",
+            numa_node=parse_int(read(f"{device}/numa_node")),
+            power_file=power_file,
+        )
+
+    def collect(self) -> GpuCollection:
+        cards = self.discover()
+        statics = self._static()
+        problems: list[str] = []
+        gpus = tuple(
+            self._read(index, card, statics.get(card.pci_bus_id), problems)
+            for index, card in enumerate(cards)
+        )
+        return GpuCollection(gpus, tuple(problems))
+
+    def _reader(self, problems: list[str]) -> Callable[[str], str | None]:
+        def read(path: str) -> str | None:
+            try:
+                return self._host.read_text(path)
+            except ReadError as exc:
+                problems.append(str(exc))
+                return None
+
+        return read
+
+    def _number(
+        self, read: Callable[[str], str | None], path: str, problems: list[str], scale: float = 1.0
+    ) -> float | None:
+        text = read(path)
+        value = parse_int(text)
+        if text is not None and value is None:
+            problems.append(f"{path}: not a number: {text[:40]!r}")
+        return None if value is None else value * scale
+
+    def _read(
+        self, index: int, card: AmdCard, static: GpuStatic | None, problems: list[str]
+    ) -> GpuSnapshot:
+        read = self._reader(problems)
+        device, hwmon = card.device_dir, card.hwmon_dir
+        busy = self._number(read, f"{device}/gpu_busy_percent", problems, 0.01)
+        metrics = self._metrics(device, problems)
+        temperatures: tuple[tuple[str, float], ...] = ()
+        clocks: tuple[tuple[str, float], ...] = ()
+        power: float | None = None
+        limit: float | None = None
+        if hwmon is not None:
+            temperatures = self._temperatures(read, hwmon, problems)
+            clocks = tuple(
+                (domain, value)
+                for domain, value in (
+                    ("sclk", self._number(read, f"{hwmon}/freq1_input", problems)),
+                    ("mclk", self._number(read, f"{hwmon}/freq2_input", problems)),
+                )
+                if value is not None
+            )
+            if card.power_file is not None:
+                power = self._number(read, f"{hwmon}/{card.power_file}", problems, 1e-6)
+            limit = self._number(read, f"{hwmon}/power1_cap", problems, 1e-6)
+        if power is None and metrics is not None:
+            power = metrics.socket_power_w
+        partitions = tuple(p / 100 for p in metrics.partition_busy_percent) if metrics else ()
+        return GpuSnapshot(
+            vendor="amd",
+            index=index,
+            pci_bus_id=card.pci_bus_id,
+            card=card.card,
+            model=(static.market_name if static and static.market_name else card.product_name)
+            or card.device_id,
+            serial=(static.serial if static and static.serial else card.serial),
+            uuid=card.unique_id,
+            utilization_ratio=busy,
+            memory_activity_ratio=self._number(read, f"{device}/mem_busy_percent", problems, 0.01),
+            memory_total_bytes=_as_int(
+                self._number(read, f"{device}/mem_info_vram_total", problems)
+            ),
+            memory_used_bytes=_as_int(self._number(read, f"{device}/mem_info_vram_used", problems)),
+            power_watts=power,
+            power_limit_watts=limit,
+            energy_joules=metrics.energy_j if metrics else None,
+            temperatures_celsius=temperatures,
+            clocks_hertz=clocks,
+            pcie_link_speed_gts=parse_link_speed(read(f"{device}/current_link_speed")),
+            pcie_link_width=_as_int(self._number(read, f"{device}/current_link_width", problems)),
+            pcie_replays=_as_int(self._number(read, f"{device}/pcie_replay_count", problems)),
+            ecc_errors=self._ecc(read, device),
+            partition_utilization_ratios=partitions,
+            numa_node=card.numa_node,
+            static=static,
+        )
+
+    def _temperatures(
+        self, read: Callable[[str], str | None], hwmon: str, problems: list[str]
+    ) -> tuple[tuple[str, float], ...]:
+        readings = []
+        for sensor, index in (("edge", 1), ("junction", 2), ("memory", 3)):
+            value = self._number(read, f"{hwmon}/temp{index}_input", problems, 0.001)
+            if value is not None:
+                readings.append((sensor, value))
+        return tuple(readings)
+
+    def _ecc(
+        self, read: Callable[[str], str | None], device: str
+    ) -> tuple[tuple[str, str, int], ...]:
+        counts = []
+        for block in _RAS_BLOCKS:
+            parsed = parse_ras_count(read(f"{device}/ras/{block}_err_count"))
+            if parsed is not None:
+                counts.append((block, "uncorrectable", parsed[0]))
+                counts.append((block, "correctable", parsed[1]))
+        return tuple(counts)
+
+    def _metrics(self, device: str, problems: list[str]) -> metricstable.GpuMetrics | None:
+        try:
+            blob = self._host.read_bytes(f"{device}/gpu_metrics")
+        except ReadError as exc:
+            problems.append(str(exc))
+            return None
+        if blob is None:
+            return None
+        try:
+            return metricstable.parse_gpu_metrics(blob)
+        except metricstable.GpuMetricsError as exc:
+            problems.append(f"{device}/gpu_metrics: {exc}")
+            return None
+
+
+def _as_int(value: float | None) -> int | None:
+    return None if value is None else int(value)

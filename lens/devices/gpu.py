@@ -1,0 +1,217 @@
+"""One data model for every GPU vendor, and the metric families rendered from it.
+
+amdgpu.py (sysfs) and nvidia.py (NVML) produce GpuSnapshots; amdsmi.py and friends produce the
+GpuStatic facts they carry. FAMILIES is the Lens set in base units; COMPAT_FAMILIES keeps the
+original exporter's `gpu_utilization{gpu_id}` (a percentage) for dashboards built on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+from lens.runtime.families import FamilyGroup, FamilySpec, FamilyType, Sample
+
+Vendor = Literal["amd", "nvidia"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GpuStatic:
+    """Facts about a GPU that change rarely (read at start and every few minutes)."""
+
+    pci_bus_id: str
+    market_name: str | None = None
+    serial: str | None = None
+    vbios: str | None = None
+    driver_version: str | None = None
+    device_id: str | None = None
+    gfx_version: str | None = None
+    compute_partition: str | None = None
+    memory_partition: str | None = None
+    numa_node: int | None = None
+    numa_affinity: int | None = None
+    vram_type: str | None = None
+    vram_bytes: int | None = None
+    oam_id: int | None = None
+    source: str = "sysfs"  # amd-smi, rocm-smi, sysfs or nvml
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GpuSnapshot:
+    """One GPU at one collection: identity, then readings (None: unknown, left out)."""
+
+    vendor: Vendor
+    index: int
+    pci_bus_id: str
+    card: str
+    model: str
+    serial: str
+    uuid: str
+    utilization_ratio: float | None = None
+    memory_activity_ratio: float | None = None
+    memory_total_bytes: int | None = None
+    memory_used_bytes: int | None = None
+    power_watts: float | None = None
+    power_limit_watts: float | None = None
+    energy_joules: float | None = None
+    temperatures_celsius: tuple[tuple[str, float], ...] = ()
+    clocks_hertz: tuple[tuple[str, float], ...] = ()
+    pcie_link_speed_gts: float | None = None
+    pcie_link_width: int | None = None
+    pcie_replays: int | None = None
+    ecc_errors: tuple[tuple[str, str, int], ...] = ()  # (block, correctable|uncorrectable, count)
+    partition_utilization_ratios: tuple[float, ...] = ()
+    numa_node: int | None = None
+    static: GpuStatic | None = None
+
+
+def _one(value: float | int | None) -> list[Sample]:
+    return [((), None if value is None else float(value))]
+
+
+def _info(gpu: GpuSnapshot) -> list[Sample]:
+    static = gpu.static or GpuStatic(pci_bus_id=gpu.pci_bus_id)
+    labels = (
+        gpu.vendor,
+        gpu.uuid,
+        static.driver_version or "",
+        static.vbios or "",
+        static.compute_partition or "",
+        static.memory_partition or "",
+        str(gpu.numa_node if gpu.numa_node is not None else ""),
+    )
+    return [(labels, 1.0)]
+
+
+def _spec(
+    name: str,
+    help: str,
+    kind: FamilyType = "gauge",
+    labels: tuple[str, ...] = (),
+    *,
+    samples: Callable[[GpuSnapshot], Iterable[Sample]],
+) -> FamilySpec[GpuSnapshot]:
+    return FamilySpec(name=name, help=help, type=kind, labels=labels, samples=samples)
+
+
+FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
+    identity_labels=("gpu", "card", "pci_bus_id", "serial", "model"),
+    identity=lambda g: (str(g.index), g.card, g.pci_bus_id, g.serial, g.model),
+    specs=(
+        _spec(
+            "lens_gpu_info",
+            "Static facts of a GPU as labels; the value is always 1.",
+            "info",
+            (
+                "vendor",
+                "uuid",
+                "driver_version",
+                "vbios",
+                "compute_partition",
+                "memory_partition",
+                "numa_node",
+            ),
+            samples=_info,
+        ),
+        _spec(
+            "lens_gpu_utilization_ratio",
+            "Share of time the GPU's compute engines were busy, from 0 to 1.",
+            samples=lambda g: _one(g.utilization_ratio),
+        ),
+        _spec(
+            "lens_gpu_memory_activity_ratio",
+            "Share of time the GPU's memory controller was busy, from 0 to 1.",
+            samples=lambda g: _one(g.memory_activity_ratio),
+        ),
+        _spec(
+            "lens_gpu_memory_total_bytes",
+            "GPU memory (VRAM) size in bytes.",
+            samples=lambda g: _one(g.memory_total_bytes),
+        ),
+        _spec(
+            "lens_gpu_memory_used_bytes",
+            "GPU memory (VRAM) in use, in bytes.",
+            samples=lambda g: _one(g.memory_used_bytes),
+        ),
+        _spec(
+            "lens_gpu_power_watts",
+            "Power draw of the GPU board or socket, in watts.",
+            samples=lambda g: _one(g.power_watts),
+        ),
+        _spec(
+            "lens_gpu_power_limit_watts",
+            "Power cap in force, in watts.",
+            samples=lambda g: _one(g.power_limit_watts),
+        ),
+        _spec(
+            "lens_gpu_energy_joules_total",
+            "Energy used since the driver loaded, in joules.",
+            "counter",
+            samples=lambda g: _one(g.energy_joules),
+        ),
+        _spec(
+            "lens_gpu_temperature_celsius",
+            "Temperature by sensor (edge, junction, memory), in degrees Celsius.",
+            labels=("sensor",),
+            samples=lambda g: [((sensor,), value) for sensor, value in g.temperatures_celsius],
+        ),
+        _spec(
+            "lens_gpu_clock_hertz",
+            "Current clock by domain (sclk: compute, mclk: memory), in hertz.",
+            labels=("domain",),
+            samples=lambda g: [((domain,), value) for domain, value in g.clocks_hertz],
+        ),
+        _spec(
+            "lens_gpu_pcie_link_speed_transfers_per_second",
+            "Current PCIe link speed per lane, in transfers per second.",
+            samples=lambda g: _one(
+                None if g.pcie_link_speed_gts is None else g.pcie_link_speed_gts * 1e9
+            ),
+        ),
+        _spec(
+            "lens_gpu_pcie_link_width_lanes",
+            "Current PCIe link width in lanes.",
+            samples=lambda g: _one(g.pcie_link_width),
+        ),
+        _spec(
+            "lens_gpu_pcie_replays_total",
+            "PCIe packets replayed since the driver loaded.",
+            "counter",
+            samples=lambda g: _one(g.pcie_replays),
+        ),
+        _spec(
+            "lens_gpu_ecc_errors_total",
+            "Memory errors by RAS block and kind (correctable, uncorrectable) since the driver loaded.",
+            "counter",
+            ("block", "kind"),
+            samples=lambda g: [
+                ((block, kind), float(count)) for block, kind, count in g.ecc_errors
+            ],
+        ),
+        _spec(
+            "lens_gpu_partition_utilization_ratio",
+            "Share of time a compute partition's engines were busy, from 0 to 1.",
+            labels=("partition",),
+            samples=lambda g: [
+                ((str(i),), ratio) for i, ratio in enumerate(g.partition_utilization_ratios)
+            ],
+        ),
+    ),
+)
+
+COMPAT_FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
+    identity_labels=("gpu_id",),
+    identity=lambda g: (str(g.index),),
+    specs=(
+        FamilySpec(
+            name="gpu_utilization",
+            help="GPU use in percent, from 0 to 100 (the original exporter's name).",
+            type="gauge",
+            samples=lambda g: _one(
+                None if g.utilization_ratio is None else g.utilization_ratio * 100
+            ),
+            stability="stable",
+        ),
+    ),
+)
