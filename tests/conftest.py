@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import uuid
@@ -119,3 +120,50 @@ def _eventually(predicate: Predicate, timeout: float = 3.0) -> None:
 def eventually() -> Callable[..., None]:
     """`eventually(predicate, timeout=3.0)`: wait for another thread to make predicate true."""
     return _eventually
+
+
+# --- golden exposition files (STYLE S14.3) ----------------------------------------------------
+
+_LABEL_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="Rewrite the golden exposition files under tests/**/golden/ instead of comparing.",
+    )
+
+
+def normalize_exposition(text: str) -> list[str]:
+    """Lines of a text exposition with labels sorted within each sample, then lines sorted."""
+    lines = []
+    for line in text.splitlines():
+        if "{" in line and not line.startswith("#"):
+            name, rest = line.split("{", 1)
+            labels, value = rest.rsplit("}", 1)
+            pairs = sorted(_LABEL_RE.findall(labels))
+            line = name + "{" + ",".join(f'{k}="{v}"' for k, v in pairs) + "}" + value
+        lines.append(line)
+    return sorted(lines)
+
+
+Golden = Callable[[str, str], None]
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Golden:
+    """golden(name, text): compare with tests/<dir>/golden/<name>, ignoring label and line order."""
+    directory = Path(str(request.path)).parent / "golden"
+    update = bool(request.config.getoption("--update-golden"))
+
+    def check(name: str, text: str) -> None:
+        path = directory / name
+        if update:
+            directory.mkdir(exist_ok=True)
+            path.write_text(text)
+            return
+        assert path.exists(), f"{path} is missing; run pytest --update-golden to write it"
+        assert normalize_exposition(text) == normalize_exposition(path.read_text())
+
+    return check

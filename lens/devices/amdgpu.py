@@ -74,6 +74,20 @@ def parse_dpm_current(text: str | None) -> float | None:
     return None
 
 
+def find_cards(host: HostFiles) -> list[tuple[str, str, str]]:
+    """(card, device directory, PCI address) of each amdgpu PCI card under /sys/class/drm."""
+    cards = []
+    for entry in host.list("/sys/class/drm"):
+        if not _CARD_RE.match(entry):
+            continue
+        device = f"/sys/class/drm/{entry}/device"
+        uevent = parse_key_values(host.read_text(f"{device}/uevent"))
+        slot = uevent.get("PCI_SLOT_NAME", "").lower()
+        if uevent.get("DRIVER") == "amdgpu" and slot:
+            cards.append((entry, device, slot))
+    return cards
+
+
 StaticFacts = Callable[[], dict[str, GpuStatic]]
 """Static facts by PCI address, from the slow source refreshed out of the cycle (amd-smi)."""
 
@@ -89,14 +103,7 @@ class AmdGpuCollector:
     def discover(self) -> list[AmdCard]:
         """amdgpu cards by PCI address; cached per card, re-read when a card changes place."""
         found = []
-        for entry in self._host.list("/sys/class/drm"):
-            if not _CARD_RE.match(entry):
-                continue
-            device = f"/sys/class/drm/{entry}/device"
-            uevent = parse_key_values(self._host.read_text(f"{device}/uevent"))
-            slot = uevent.get("PCI_SLOT_NAME", "").lower()
-            if uevent.get("DRIVER") != "amdgpu" or not slot:
-                continue
+        for entry, device, slot in find_cards(self._host):
             cached = self._cards.get(slot)
             if cached is None or cached.card != entry:
                 cached = self._identify(entry, device, slot)
@@ -160,20 +167,21 @@ class AmdGpuCollector:
         return read
 
     def _number(
-        self, read: Callable[[str], str | None], path: str, problems: list[str], scale: float = 1.0
+        self, read: Callable[[str], str | None], path: str, problems: list[str], per: float = 1.0
     ) -> float | None:
+        """The file's integer divided by `per` (its unit per base unit: 1e6 for microwatts)."""
         text = read(path)
         value = parse_int(text)
         if text is not None and value is None:
             problems.append(f"{path}: not a number: {text[:40]!r}")
-        return None if value is None else value * scale
+        return None if value is None else value / per
 
     def _read(
         self, index: int, card: AmdCard, static: GpuStatic | None, problems: list[str]
     ) -> GpuSnapshot:
         read = self._reader(problems)
         device, hwmon = card.device_dir, card.hwmon_dir
-        busy = self._number(read, f"{device}/gpu_busy_percent", problems, 0.01)
+        busy = self._number(read, f"{device}/gpu_busy_percent", problems, 100)
         metrics = self._metrics(device, problems)
         temperatures: tuple[tuple[str, float], ...] = ()
         clocks: tuple[tuple[str, float], ...] = ()
@@ -190,8 +198,8 @@ class AmdGpuCollector:
                 if value is not None
             )
             if card.power_file is not None:
-                power = self._number(read, f"{hwmon}/{card.power_file}", problems, 1e-6)
-            limit = self._number(read, f"{hwmon}/power1_cap", problems, 1e-6)
+                power = self._number(read, f"{hwmon}/{card.power_file}", problems, 1e6)
+            limit = self._number(read, f"{hwmon}/power1_cap", problems, 1e6)
         if power is None and metrics is not None:
             power = metrics.socket_power_w
         partitions = tuple(p / 100 for p in metrics.partition_busy_percent) if metrics else ()
@@ -205,7 +213,7 @@ class AmdGpuCollector:
             serial=(static.serial if static and static.serial else card.serial),
             uuid=card.unique_id,
             utilization_ratio=busy,
-            memory_activity_ratio=self._number(read, f"{device}/mem_busy_percent", problems, 0.01),
+            memory_activity_ratio=self._number(read, f"{device}/mem_busy_percent", problems, 100),
             memory_total_bytes=_as_int(
                 self._number(read, f"{device}/mem_info_vram_total", problems)
             ),
@@ -229,7 +237,7 @@ class AmdGpuCollector:
     ) -> tuple[tuple[str, float], ...]:
         readings = []
         for sensor, index in (("edge", 1), ("junction", 2), ("memory", 3)):
-            value = self._number(read, f"{hwmon}/temp{index}_input", problems, 0.001)
+            value = self._number(read, f"{hwmon}/temp{index}_input", problems, 1000)
             if value is not None:
                 readings.append((sensor, value))
         return tuple(readings)

@@ -34,6 +34,7 @@ class GpuStatic:
     vram_type: str | None = None
     vram_bytes: int | None = None
     oam_id: int | None = None
+    partition_count: int | None = None
     source: str = "sysfs"  # amd-smi, rocm-smi, sysfs or nvml
 
 
@@ -182,7 +183,8 @@ FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
         ),
         _spec(
             "lens_gpu_ecc_errors_total",
-            "Memory errors by RAS block and kind (correctable, uncorrectable) since the driver loaded.",
+            "Memory errors by RAS block and kind (correctable, uncorrectable) since the driver "
+            "loaded.",
             "counter",
             ("block", "kind"),
             samples=lambda g: [

@@ -51,6 +51,7 @@ def write_static(
         "product_number": "102-G30211-00",
         "manufacturer": "AMD",
         "board_info": "type : oam",
+        "vbios_version": "022.040.003.043.000001",
         "mem_info_vram_total": str(model.vram_bytes),
         "mem_info_vis_vram_total": str(model.vram_bytes),
         "mem_info_gtt_total": str(512 * 1024**3),

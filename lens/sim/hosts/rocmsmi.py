@@ -45,6 +45,11 @@ def _card(argv: list[str], gpu: JsonObject, partition: int) -> JsonObject:
         card["Estimated maximum PCIe bandwidth over the last second (MB/s)"] = bandwidth
     if "--showbus" in argv:
         card["PCI Bus"] = gpu["bdf"].upper()
+    if "--showproductname" in argv:
+        card["Card Series"] = model["market_name"]
+        card["Card Model"] = model["device_id"]
+        card["Card Vendor"] = "Advanced Micro Devices, Inc. [AMD/ATI]"
+        card["GFX Version"] = model["gfx_version"]
     if "--showserial" in argv:
         card["Serial Number"] = gpu["serial"]
     return card

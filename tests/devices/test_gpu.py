@@ -1,0 +1,51 @@
+"""GPU families: Lens names in base units, the original `gpu_utilization`, golden output."""
+
+from __future__ import annotations
+
+from lens.devices import gpu
+from lens.devices.amdgpu import AmdGpuCollector
+from lens.devices.gpu import GpuSnapshot, GpuStatic
+from lens.devices.sysfs import HostFiles
+from lens.runtime import exposition, families
+from lens.runtime.families import SnapshotFamilies
+from lens.sim.hosts.tree import HostTree
+
+
+def _render(snapshots: list[GpuSnapshot]) -> str:
+    sources = []
+    for group in (gpu.FAMILIES, gpu.COMPAT_FAMILIES):
+        source = SnapshotFamilies(group)
+        source.update(snapshots)
+        sources.append(source)
+    return exposition.render(sources).decode()
+
+
+def test_families_are_valid_and_unique() -> None:
+    families.check_groups([gpu.FAMILIES, gpu.COMPAT_FAMILIES])
+
+
+def test_eight_mi300x_render_as_the_golden_file(mi300x: HostTree, golden) -> None:
+    golden("mi300x.prom", _render(list(AmdGpuCollector(HostFiles(mi300x.root)).collect().gpus)))
+
+
+def test_unknown_readings_are_left_out_and_compat_is_a_percentage() -> None:
+    static = GpuStatic(pci_bus_id="0000:0c:00.0", driver_version="6.10.5", compute_partition="SPX")
+    snapshot = GpuSnapshot(
+        vendor="amd",
+        index=0,
+        pci_bus_id="0000:0c:00.0",
+        card="card1",
+        model="AMD Instinct MI300X",
+        serial="S1",
+        uuid="u1",
+        utilization_ratio=0.25,
+        static=static,
+    )
+    text = _render([snapshot])
+    identity = (
+        'card="card1",gpu="0",model="AMD Instinct MI300X",pci_bus_id="0000:0c:00.0",serial="S1"'
+    )
+    assert f"lens_gpu_utilization_ratio{{{identity}}} 0.25" in text
+    assert 'gpu_utilization{gpu_id="0"} 25.0' in text
+    assert 'driver_version="6.10.5"' in text and 'compute_partition="SPX"' in text
+    assert "lens_gpu_power_watts" not in text, "an unknown reading is no sample, and no family"
