@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -167,3 +169,17 @@ def golden(request: pytest.FixtureRequest) -> Golden:
         assert normalize_exposition(text) == normalize_exposition(path.read_text())
 
     return check
+
+
+@pytest.fixture
+def memory_dir(tmp_path: Path) -> Iterator[Path]:
+    """A fresh directory in memory (/dev/shm) when there is one: host trees write ~1,000 files."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    directory = Path(tempfile.mkdtemp(prefix="lens-test-", dir=shm))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from lens.devices import metricstable
-from lens.devices.gpu import GpuSnapshot, GpuStatic
+from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic
 from lens.devices.sysfs import HostFiles, ReadError, parse_int, parse_key_values
 from lens.runtime import errors
 
@@ -40,14 +40,6 @@ class AmdCard:
     device_id: str
     numa_node: int | None
     power_file: str | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class GpuCollection:
-    """A collector's result: the GPUs it read and the attributes it could not."""
-
-    gpus: tuple[GpuSnapshot, ...]
-    problems: tuple[str, ...] = ()
 
 
 def parse_ras_count(text: str | None) -> tuple[int, int] | None:

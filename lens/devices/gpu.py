@@ -67,6 +67,14 @@ class GpuSnapshot:
     static: GpuStatic | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class GpuCollection:
+    """A GPU collector's result: the GPUs it read and the attributes it could not."""
+
+    gpus: tuple[GpuSnapshot, ...]
+    problems: tuple[str, ...] = ()
+
+
 def _one(value: float | int | None) -> list[Sample]:
     return [((), None if value is None else float(value))]
 
@@ -153,7 +161,7 @@ FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
         ),
         _spec(
             "lens_gpu_temperature_celsius",
-            "Temperature by sensor (edge, junction, memory), in degrees Celsius.",
+            "Temperature by sensor (AMD: edge, junction, memory; NVIDIA: gpu), in degrees Celsius.",
             labels=("sensor",),
             samples=lambda g: [((sensor,), value) for sensor, value in g.temperatures_celsius],
         ),

@@ -19,28 +19,28 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def mi300x(tmp_path: Path, clock: FakeClock) -> HostTree:
+def mi300x(memory_dir: Path, clock: FakeClock) -> HostTree:
     """An 8 x MI300X node with 8 RoCE ports, GPU i steadily at 10*(i+1) % load."""
     loads: list[profiles.Profile] = [profiles.Constant(10.0 * (i + 1)) for i in range(8)]
     return HostTree(
-        tmp_path / "host", NodeSpec(name="gpu-node-1"), clock=clock, device_profiles=loads
+        memory_dir / "host", NodeSpec(name="gpu-node-1"), clock=clock, device_profiles=loads
     ).build()
 
 
 @pytest.fixture
-def cpx(tmp_path: Path, clock: FakeClock) -> HostTree:
+def cpx(memory_dir: Path, clock: FakeClock) -> HostTree:
     """Two MI300X in CPX mode (8 compute partitions each), InfiniBand ports."""
     spec = NodeSpec(
         name="gpu-node-cpx", gpus=2, rdma=2, compute_partition="CPX", rdma_link_layer="InfiniBand"
     )
-    return HostTree(tmp_path / "host", spec, clock=clock).build()
+    return HostTree(memory_dir / "host", spec, clock=clock).build()
 
 
 @pytest.fixture
-def h100(tmp_path: Path, clock: FakeClock) -> HostTree:
+def h100(memory_dir: Path, clock: FakeClock) -> HostTree:
     """Two NVIDIA H100 and one InfiniBand port."""
     spec = NodeSpec(name="gpu-node-nv", model="H100", gpus=2, rdma=1, rdma_link_layer="InfiniBand")
-    return HostTree(tmp_path / "host", spec, clock=clock).build()
+    return HostTree(memory_dir / "host", spec, clock=clock).build()
 
 
 @pytest.fixture

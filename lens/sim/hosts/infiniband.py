@@ -26,7 +26,9 @@ def write_static(root: Path, nic: NicIdentity) -> None:
     files.write(pci / "vendor", "0x15b3\n")
     files.write(pci / "device", "0x1021\n")
     files.write(pci / "numa_node", f"{nic.numa_node}\n")
+    files.write(pci / "class", "0x020000\n" if nic.link_layer == "Ethernet" else "0x020700\n")
     files.write(pci / "uevent", f"DRIVER=mlx5_core\nPCI_ID=15B3:1021\nPCI_SLOT_NAME={nic.bdf}\n")
+    files.link(root / "sys/bus/pci/devices" / nic.bdf, pci)
     files.write(pci / "net" / nic.netdev / "ifindex", f"{10 + nic.index}\n")
     ib = pci / "infiniband" / nic.name
     files.link(root / "sys/class/infiniband" / nic.name, ib)

@@ -69,7 +69,9 @@ class HostTree:
             files.write(pci / "vendor", "0x10de\n")
             files.write(pci / "device", f"{gpu.model.device_id}\n")
             files.write(pci / "numa_node", f"{gpu.numa_node}\n")
+            files.write(pci / "class", "0x030200\n")
             files.write(pci / "uevent", f"DRIVER=nvidia\nPCI_SLOT_NAME={gpu.bdf}\n")
+            files.link(self.root / "sys/bus/pci/devices" / gpu.bdf, pci)
             files.device_node(self.root / "dev" / f"nvidia{gpu.index}")
         for name in ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"):
             files.device_node(self.root / "dev" / name)

@@ -18,9 +18,9 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def mi300x(tmp_path: Path, clock: FakeClock) -> HostTree:
+def mi300x(memory_dir: Path, clock: FakeClock) -> HostTree:
     """An 8 x MI300X node with 8 RoCE ports, GPU i steadily at 10*(i+1) % load."""
     loads: list[profiles.Profile] = [profiles.Constant(10.0 * (i + 1)) for i in range(8)]
     return HostTree(
-        tmp_path / "host", NodeSpec(name="gpu-node-1"), clock=clock, device_profiles=loads
+        memory_dir / "host", NodeSpec(name="gpu-node-1"), clock=clock, device_profiles=loads
     ).build()

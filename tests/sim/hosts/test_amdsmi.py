@@ -30,17 +30,17 @@ def test_amd_smi_static_and_metric_from_the_executables(mi300x: HostTree) -> Non
     assert metric[2]["temperature"]["edge"] == "N/A"
 
 
-def test_amd_smi_before_26_prints_a_bare_list(tmp_path: Path) -> None:
+def test_amd_smi_before_26_prints_a_bare_list(memory_dir: Path) -> None:
     tree = HostTree(
-        tmp_path, NodeSpec(gpus=2, rdma=0, amd_smi_layout="bare"), clock=FakeClock()
+        memory_dir, NodeSpec(gpus=2, rdma=0, amd_smi_layout="bare"), clock=FakeClock()
     ).build()
     document = json.loads(amdsmi.run(["static", "--json"], tree.state())[0])
     assert isinstance(document, list) and len(document) == 2
 
 
-def test_partitions_are_separate_gpus_with_sparse_metrics(tmp_path: Path) -> None:
+def test_partitions_are_separate_gpus_with_sparse_metrics(memory_dir: Path) -> None:
     tree = HostTree(
-        tmp_path, NodeSpec(gpus=1, rdma=0, compute_partition="DPX"), clock=FakeClock()
+        memory_dir, NodeSpec(gpus=1, rdma=0, compute_partition="DPX"), clock=FakeClock()
     ).build()
     state = tree.state()
     metric = json.loads(amdsmi.run(["metric", "--json"], state)[0])["gpu_data"]

@@ -9,9 +9,9 @@ from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 
 
-def test_infiniband_ports_have_lids_and_no_gid_netdevs(tmp_path: Path) -> None:
+def test_infiniband_ports_have_lids_and_no_gid_netdevs(memory_dir: Path) -> None:
     tree = HostTree(
-        tmp_path, NodeSpec(gpus=0, rdma=2, rdma_link_layer="InfiniBand"), clock=FakeClock()
+        memory_dir, NodeSpec(gpus=0, rdma=2, rdma_link_layer="InfiniBand"), clock=FakeClock()
     ).build()
     port = tree.root / "sys/class/infiniband/mlx5_1/ports/1"
     assert (port / "link_layer").read_text() == "InfiniBand\n"
@@ -19,8 +19,8 @@ def test_infiniband_ports_have_lids_and_no_gid_netdevs(tmp_path: Path) -> None:
     assert not (port / "gid_attrs").exists()
 
 
-def test_a_down_port_says_so(tmp_path: Path) -> None:
-    tree = HostTree(tmp_path, NodeSpec(gpus=0, rdma=1), clock=FakeClock()).build()
+def test_a_down_port_says_so(memory_dir: Path) -> None:
+    tree = HostTree(memory_dir, NodeSpec(gpus=0, rdma=1), clock=FakeClock()).build()
     down = dataclasses.replace(tree.node.port_readings[0], state="DOWN")
     infiniband.write_readings(tree.root, tree.node.nics[0], down)
     assert (tree.root / "sys/class/infiniband/mlx5_0/ports/1/state").read_text() == "1: DOWN\n"

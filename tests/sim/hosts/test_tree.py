@@ -77,9 +77,9 @@ def test_gpu_metrics_is_a_v1_8_table_in_the_right_units(mi300x: HostTree) -> Non
     assert struct.unpack_from("<H", blob, 8)[0] == 0xFFFF, "temperature_vrsoc is not available"
 
 
-def test_readings_move_with_time_and_counters_only_grow(tmp_path: Path, clock: FakeClock) -> None:
+def test_readings_move_with_time_and_counters_only_grow(memory_dir: Path, clock: FakeClock) -> None:
     wave: list[profiles.Profile] = [profiles.Wave(low=0, high=100, period_seconds=40)] * 2
-    tree = HostTree(tmp_path, NodeSpec(gpus=2, rdma=2), clock=clock, device_profiles=wave).build()
+    tree = HostTree(memory_dir, NodeSpec(gpus=2, rdma=2), clock=clock, device_profiles=wave).build()
     device = _amdgpu_cards(tree.root)[tree.node.gpus[0].bdf]
     port = tree.root / "sys/class/infiniband/mlx5_0/ports/1/counters"
     seen, energy, sent = set(), [], []
@@ -117,9 +117,9 @@ def test_dri_by_path_links_and_kfd_topology_agree(mi300x: HostTree) -> None:
     assert (root / "dev/kfd").exists()
 
 
-def test_a_partitioned_mi300x_shows_platform_partitions(tmp_path: Path, clock: FakeClock) -> None:
+def test_a_partitioned_mi300x_shows_platform_partitions(memory_dir: Path, clock: FakeClock) -> None:
     tree = HostTree(
-        tmp_path, NodeSpec(gpus=8, compute_partition="CPX", rdma=0), clock=clock
+        memory_dir, NodeSpec(gpus=8, compute_partition="CPX", rdma=0), clock=clock
     ).build()
     renders = sorted(p.name for p in (tree.root / "sys/class/drm").glob("renderD*"))
     assert len(renders) == 64
@@ -136,9 +136,9 @@ def test_a_partitioned_mi300x_shows_platform_partitions(tmp_path: Path, clock: F
 
 
 def test_an_mi250x_reports_average_power_edge_temperature_and_v1_3_metrics(
-    tmp_path: Path, clock: FakeClock
+    memory_dir: Path, clock: FakeClock
 ) -> None:
-    tree = HostTree(tmp_path, NodeSpec(model="MI250X", gpus=2, rdma=0), clock=clock).build()
+    tree = HostTree(memory_dir, NodeSpec(model="MI250X", gpus=2, rdma=0), clock=clock).build()
     device = _amdgpu_cards(tree.root)[tree.node.gpus[0].bdf]
     hwmon = _hwmon(device)
     assert (hwmon / "power1_average").exists() and not (hwmon / "power1_input").exists()
@@ -177,16 +177,16 @@ def test_rdma_counters_are_in_four_byte_words_and_uverbs_map_to_devices(
 
 
 def test_an_nvidia_node_has_device_nodes_and_an_nvml_stand_in(
-    tmp_path: Path, clock: FakeClock
+    memory_dir: Path, clock: FakeClock
 ) -> None:
-    tree = HostTree(tmp_path, NodeSpec(model="H100", gpus=2, rdma=1), clock=clock).build()
+    tree = HostTree(memory_dir, NodeSpec(model="H100", gpus=2, rdma=1), clock=clock).build()
     assert (tree.root / "dev/nvidia0").exists() and (tree.root / "dev/nvidiactl").exists()
     assert not (tree.root / "sys/class/drm").exists()
     nvml = tree.nvml()
     nvml.nvmlInit()
     assert nvml.nvmlDeviceGetCount() == 2
     with pytest.raises(ValueError, match="not NVIDIA"):
-        HostTree(tmp_path / "amd", NodeSpec(gpus=1, rdma=0), clock=clock).build().nvml()
+        HostTree(memory_dir / "amd", NodeSpec(gpus=1, rdma=0), clock=clock).build().nvml()
 
 
 def test_faults_break_files_and_tools(mi300x: HostTree) -> None:

@@ -1,0 +1,34 @@
+"""Which GPU vendors a node has, from PCI ids in sysfs, whether or not their driver is loaded.
+
+The node agent runs a vendor's collector only where that vendor's GPUs are on the bus, so an
+AMD node reports nothing about NVIDIA and the reverse; a GPU whose driver failed still counts,
+and its collector then fails loudly instead of the node looking GPU-less.
+"""
+
+from __future__ import annotations
+
+from lens.devices.gpu import Vendor
+from lens.devices.sysfs import HostFiles, parse_int
+
+PCI_VENDORS: dict[int, Vendor] = {0x1002: "amd", 0x10DE: "nvidia"}
+# PCI base classes of GPUs: 0x03 display controller, 0x12 processing accelerator (MI300).
+GPU_BASE_CLASSES = frozenset({0x03, 0x12})
+
+
+def is_gpu(vendor_id: int | None, class_code: int | None) -> bool:
+    return (
+        vendor_id in PCI_VENDORS and class_code is not None and class_code >> 16 in GPU_BASE_CLASSES
+    )
+
+
+def detect_gpu_vendors(host: HostFiles) -> frozenset[Vendor]:
+    """Vendors with at least one GPU among /sys/bus/pci/devices."""
+    found: set[Vendor] = set()
+    for address in host.list("/sys/bus/pci/devices"):
+        device = f"/sys/bus/pci/devices/{address}"
+        vendor_id = parse_int(host.read_text(f"{device}/vendor"))
+        if vendor_id not in PCI_VENDORS or PCI_VENDORS[vendor_id] in found:
+            continue
+        if is_gpu(vendor_id, parse_int(host.read_text(f"{device}/class"))):
+            found.add(PCI_VENDORS[vendor_id])
+    return frozenset(found)
