@@ -141,6 +141,105 @@ class ServiceConfig:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HostConfig:
+    """The host a node agent or a diagnostic reads: its filesystem root and its tools."""
+
+    root: str = setting(
+        "/",
+        "Where the host's filesystem is seen (sysfs, /dev, /proc): / on the host, /host in "
+        "the DaemonSet, which mounts the host's root there.",
+    )
+    tool_prefix: tuple[str, ...] = setting(
+        (),
+        "Command that runs a host tool in the host's namespaces, e.g. nsenter, --target, 1, "
+        "--mount, --; empty runs tools directly (a bare name is looked for under root first).",
+    )
+    tool_timeout_seconds: float = setting(
+        30.0, "Longest a host tool may run before it is stopped.", minimum=0.1, maximum=600
+    )
+    amd_smi: str = setting("amd-smi", "The amd-smi program (a name or a path).")
+    rocm_smi: str = setting("rocm-smi", "The rocm-smi program, used when amd-smi fails.")
+    rdma_tool: str = setting(
+        "rdma", "The iproute2 rdma program, used when /sys/class/infiniband is not visible."
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class KubeletConfig:
+    """How the node agent reaches its node's kubelet (/pods and /stats/summary)."""
+
+    url: str = setting(
+        "",
+        "Base URL of this node's kubelet, e.g. https://$(NODE_IP):10250 in the DaemonSet; "
+        "empty turns the kubelet collectors off.",
+    )
+    token_file: str = setting(
+        "/var/run/secrets/kubernetes.io/serviceaccount/token",
+        "Bearer token file; re-read whenever it changes (projected tokens rotate).",
+    )
+    ca_file: str = setting(
+        "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
+        "CA bundle that signed the kubelet's serving certificate; empty uses the system CAs.",
+    )
+    insecure_skip_tls_verify: bool = setting(
+        False, "Accept any kubelet certificate (self-signed serving certificates); avoid."
+    )
+    timeout_seconds: float = setting(
+        5.0, "Longest one kubelet request may take.", minimum=0.1, maximum=300
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeAgentConfig:
+    """The per-node agent: which collectors run and how often."""
+
+    node_name: str = setting(
+        "",
+        "Name of this node (set LENS_NODE_AGENT__NODE_NAME from spec.nodeName in the "
+        "DaemonSet); empty uses the host name.",
+    )
+    collectors: tuple[str, ...] = setting(
+        ("amdgpu", "nvidia", "dri", "rdma", "kubelet", "ephemeral_storage"),
+        "Collectors to run; GPU collectors run only where that vendor's GPUs are on the bus.",
+    )
+    gpu_interval_seconds: float = setting(
+        1.0, "How often GPUs are read (amdgpu, nvidia).", minimum=0.1, maximum=3600
+    )
+    rdma_interval_seconds: float = setting(
+        1.0, "How often RDMA devices and counters are read.", minimum=0.1, maximum=3600
+    )
+    dri_interval_seconds: float = setting(
+        10.0, "How often DRI device nodes are mapped to GPUs.", minimum=0.1, maximum=3600
+    )
+    kubelet_interval_seconds: float = setting(
+        10.0,
+        "How often GPU requests (kubelet /pods) and ephemeral storage (/stats/summary) are read.",
+        minimum=1,
+        maximum=3600,
+    )
+    static_refresh_seconds: float = setting(
+        600.0,
+        "How often static GPU facts are re-read with amd-smi (also at start).",
+        minimum=10,
+        maximum=86400,
+    )
+    collector_timeout_seconds: float = setting(
+        10.0,
+        "Longest a collector may take; a collector also never takes longer than its interval. "
+        "One that overruns is reported failed for that cycle.",
+        minimum=0.05,
+        maximum=600,
+    )
+    rdma_tool_fallback: bool = setting(
+        True, "Read RDMA devices with the rdma tool when sysfs shows none."
+    )
+    gpu_resources: tuple[str, ...] = setting(
+        ("amd.com/gpu", "nvidia.com/gpu"),
+        "Extended resources whose requests count as GPU allocation on this node.",
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Everything Lens can be configured with."""
 
@@ -149,6 +248,9 @@ class Config:
     database: DatabaseConfig = setting(DatabaseConfig(), "The SQL store.")
     server: ServerConfig = setting(ServerConfig(), "The HTTP server of a role.")
     service: ServiceConfig = setting(ServiceConfig(), "Lifecycle of long-running roles.")
+    host: HostConfig = setting(HostConfig(), "The host a node agent reads.")
+    kubelet: KubeletConfig = setting(KubeletConfig(), "The node agent's kubelet.")
+    node_agent: NodeAgentConfig = setting(NodeAgentConfig(), "The per-node agent.")
 
 
 EXAMPLE_HEADER = """\

@@ -1,0 +1,104 @@
+"""A client for this node's kubelet: GET /pods and /stats/summary over verified HTTPS.
+
+Every call has a timeout; the bearer token is re-read when its file changes (projected service
+account tokens rotate hourly) and once more after a 401. HTTP and TLS errors become Lens errors
+here (STYLE S12.2): 401/403 -> Forbidden, anything else -> SourceError. allocation.py and
+ephemeral.py parse what this returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import threading
+import urllib.error
+import urllib.request
+
+from lens.runtime import errors
+from lens.runtime.config import KubeletConfig
+
+
+class TokenFile:
+    """A bearer token file, re-read only when it changed (inode, size or mtime)."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._seen: tuple[int, int, int] | None = None
+        self._token = ""
+
+    def read(self, *, force: bool = False) -> str:
+        if not self._path:
+            return ""
+        try:
+            status = os.stat(self._path)
+        except OSError as exc:
+            raise errors.SourceError(f"token file {self._path}: {exc.strerror}") from exc
+        stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
+        with self._lock:
+            if force or stamp != self._seen:
+                try:
+                    with open(self._path, encoding="utf-8") as handle:
+                        self._token = handle.read().strip()
+                except OSError as exc:
+                    raise errors.SourceError(f"token file {self._path}: {exc.strerror}") from exc
+                self._seen = stamp
+            return self._token
+
+
+def _tls(config: KubeletConfig) -> ssl.SSLContext:
+    if config.insecure_skip_tls_verify:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    try:
+        return ssl.create_default_context(cafile=config.ca_file or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise errors.ConfigError(
+            source="kubelet.ca_file",
+            key="kubelet.ca_file",
+            expected=f"a readable CA bundle ({exc})",
+        ) from exc
+
+
+class KubeletClient:
+    """GETs JSON from one kubelet; safe to share between threads."""
+
+    def __init__(self, config: KubeletConfig) -> None:
+        if not config.url:
+            raise errors.NoDataError("no kubelet URL configured (kubelet.url)")
+        self._base = config.url.rstrip("/")
+        self._timeout = config.timeout_seconds
+        self._token = TokenFile(config.token_file)
+        self._context = _tls(config) if self._base.startswith("https:") else None
+
+    def get_json(self, path: str) -> object:
+        """The decoded JSON body of GET `path`; raises Forbidden or SourceError."""
+        try:
+            return self._get(path, self._token.read())
+        except errors.Forbidden:
+            refreshed = self._token.read(force=True)
+            return self._get(path, refreshed)  # the token may have rotated since it was read
+
+    def _get(self, path: str, token: str) -> object:
+        request = urllib.request.Request(self._base + path, headers={"Accept": "application/json"})
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout, context=self._context) as r:
+                body = r.read()
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise errors.Forbidden(f"kubelet {path}: HTTP {exc.code} {exc.reason}") from exc
+            raise errors.SourceError(f"kubelet {path}: HTTP {exc.code} {exc.reason}") from exc
+        except urllib.error.URLError as exc:
+            raise errors.SourceError(f"kubelet {path}: {exc.reason}") from exc
+        except (TimeoutError, OSError) as exc:
+            raise errors.SourceError(f"kubelet {path}: {exc}") from exc
+        try:
+            document: object = json.loads(body)
+            return document
+        except json.JSONDecodeError as exc:
+            raise errors.SourceError(f"kubelet {path}: malformed JSON: {exc.msg}") from exc
