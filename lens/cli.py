@@ -140,6 +140,43 @@ def docs_metrics() -> None:
     typer.echo(metricsdoc.render_markdown(sections), nl=False)
 
 
+HostRootOption = Annotated[
+    str | None,
+    typer.Option(
+        "--host-root",
+        help="Read the host's files under this directory (overrides host.root).",
+        show_default=False,
+    ),
+]
+
+
+@app.command("node-agent")
+def node_agent(
+    config: ConfigOption = None,
+    host_root: HostRootOption = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port of /metrics and the REST API (overrides server.port).")
+    ] = None,
+) -> None:
+    """Run the per-node agent: GPU, DRI, RDMA and kubelet collectors, /metrics and REST."""
+    import dataclasses
+
+    from lens.roles.node_agent import main as node_agent_main
+    from lens.runtime import logging as lens_logging
+
+    cfg = _load(config)
+    if host_root is not None:
+        cfg = dataclasses.replace(cfg, host=dataclasses.replace(cfg.host, root=host_root))
+    if port is not None:
+        cfg = dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, port=port))
+    lens_logging.configure(cfg.logging)
+    try:
+        code = node_agent_main.run(cfg)
+    except errors.ConfigError as exc:
+        _fail("config error", str(exc), errors.EXIT_CONFIG)
+    raise typer.Exit(code)
+
+
 @sim_app.command("kube")
 def sim_kube(
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 6443,

@@ -23,6 +23,7 @@ from lens.runtime import errors
 log = logging.getLogger(__name__)
 
 _CARD_RE = re.compile(r"^card\d+$")
+_Readings = tuple[tuple[str, float], ...]
 _RAS_BLOCKS = ("umc", "gfx", "sdma", "mmhub", "xgmi_wafl", "pcie_bif", "hdp")
 
 
@@ -172,28 +173,13 @@ class AmdGpuCollector:
         self, index: int, card: AmdCard, static: GpuStatic | None, problems: list[str]
     ) -> GpuSnapshot:
         read = self._reader(problems)
-        device, hwmon = card.device_dir, card.hwmon_dir
+        device = card.device_dir
         busy = self._number(read, f"{device}/gpu_busy_percent", problems, 100)
         metrics = self._metrics(device, problems)
-        temperatures: tuple[tuple[str, float], ...] = ()
-        clocks: tuple[tuple[str, float], ...] = ()
-        power: float | None = None
-        limit: float | None = None
-        if hwmon is not None:
-            temperatures = self._temperatures(read, hwmon, problems)
-            clocks = tuple(
-                (domain, value)
-                for domain, value in (
-                    ("sclk", self._number(read, f"{hwmon}/freq1_input", problems)),
-                    ("mclk", self._number(read, f"{hwmon}/freq2_input", problems)),
-                )
-                if value is not None
-            )
-            if card.power_file is not None:
-                power = self._number(read, f"{hwmon}/{card.power_file}", problems, 1e6)
-            limit = self._number(read, f"{hwmon}/power1_cap", problems, 1e6)
-        if power is None and metrics is not None:
-            power = metrics.socket_power_w
+        temperatures, clocks, power, limit = self._hwmon(read, card, problems)
+        if metrics is not None:
+            power = metrics.socket_power_w if power is None else power
+            temperatures = temperatures or _metrics_temperatures(metrics)
         partitions = tuple(p / 100 for p in metrics.partition_busy_percent) if metrics else ()
         return GpuSnapshot(
             vendor="amd",
@@ -223,6 +209,27 @@ class AmdGpuCollector:
             numa_node=card.numa_node,
             static=static,
         )
+
+    def _hwmon(
+        self, read: Callable[[str], str | None], card: AmdCard, problems: list[str]
+    ) -> tuple[_Readings, _Readings, float | None, float | None]:
+        """Temperatures, clocks, power and power cap from the card's amdgpu hwmon."""
+        hwmon = card.hwmon_dir
+        if hwmon is None:
+            return (), (), None, None
+        clocks = tuple(
+            (domain, value)
+            for domain, value in (
+                ("sclk", self._number(read, f"{hwmon}/freq1_input", problems)),
+                ("mclk", self._number(read, f"{hwmon}/freq2_input", problems)),
+            )
+            if value is not None
+        )
+        power = None
+        if card.power_file is not None:
+            power = self._number(read, f"{hwmon}/{card.power_file}", problems, 1e6)
+        limit = self._number(read, f"{hwmon}/power1_cap", problems, 1e6)
+        return self._temperatures(read, hwmon, problems), clocks, power, limit
 
     def _temperatures(
         self, read: Callable[[str], str | None], hwmon: str, problems: list[str]
@@ -258,6 +265,19 @@ class AmdGpuCollector:
         except metricstable.GpuMetricsError as exc:
             problems.append(f"{device}/gpu_metrics: {exc}")
             return None
+
+
+def _metrics_temperatures(metrics: metricstable.GpuMetrics) -> _Readings:
+    """Temperatures from gpu_metrics, for a card whose hwmon has none."""
+    return tuple(
+        (sensor, value)
+        for sensor, value in (
+            ("edge", metrics.temperature_edge_c),
+            ("junction", metrics.temperature_hotspot_c),
+            ("memory", metrics.temperature_mem_c),
+        )
+        if value is not None
+    )
 
 
 def _as_int(value: float | None) -> int | None:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-
-from prometheus_client.core import GaugeMetricFamily, Metric
+from collections.abc import Callable, Iterable, Sequence
 
 from lens.runtime.families import FamilyGroup, FamilySpec, FamilyType, Sample
 from lens.runtime.selfmetrics import FamilyDoc
+from lens.runtime.textformat import escape_label_value, format_value
 
 PORT_STATES = ("NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER")
 PHYSICAL_STATES = (
@@ -217,16 +216,16 @@ COMPAT_DOC = FamilyDoc(
 )
 
 
-def render_compat(ports: Iterable[RdmaPort]) -> Iterator[Metric]:
-    """`rdma_stat_<counter>{device,port}`, one family per counter name."""
-    families: dict[str, GaugeMetricFamily] = {}
+def render_compat(ports: Iterable[RdmaPort]) -> str:
+    """`rdma_stat_<counter>{device,port}` in the text format, one family per counter name."""
+    families: dict[str, list[str]] = {}
     for port in ports:
+        labels = f'{{device="{escape_label_value(port.device)}",port="{port.port}"}}'
         for counter, value in port.hw_counters:
             name = COMPAT_PREFIX + _NOT_NAME.sub("_", counter)
-            family = families.get(name)
-            if family is None:
-                family = families[name] = GaugeMetricFamily(
-                    name, f"RDMA hw counter {counter} (rdma statistic).", labels=["device", "port"]
-                )
-            family.add_metric([port.device, str(port.port)], float(value))
-    yield from families.values()
+            lines = families.get(name)
+            if lines is None:
+                help = f"RDMA hw counter {counter} (rdma statistic)."
+                lines = families[name] = [f"# HELP {name} {help}\n# TYPE {name} gauge\n"]
+            lines.append(f"{name}{labels} {format_value(value)}\n")
+    return "".join(line for lines in families.values() for line in lines)

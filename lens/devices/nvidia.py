@@ -64,22 +64,6 @@ class NvidiaGpuCollector:
             self._host.read_text(f"/sys/bus/pci/devices/{identity.pci_bus_id}/numa_node")
         )
         numa_node = numa if numa is not None and numa >= 0 else None
-        clocks = tuple(
-            (domain, value)
-            for domain, value in (
-                ("sclk", readings.sm_clock_hertz),
-                ("mclk", readings.memory_clock_hertz),
-            )
-            if value is not None
-        )
-        ecc = tuple(
-            ("device_memory", kind, count)
-            for kind, count in (
-                ("correctable", readings.ecc_correctable),
-                ("uncorrectable", readings.ecc_uncorrectable),
-            )
-            if count is not None
-        )
         temperature = readings.temperature_celsius
         return GpuSnapshot(
             vendor="nvidia",
@@ -97,11 +81,11 @@ class NvidiaGpuCollector:
             power_limit_watts=readings.power_limit_watts,
             energy_joules=readings.energy_joules,
             temperatures_celsius=() if temperature is None else (("gpu", temperature),),
-            clocks_hertz=clocks,
+            clocks_hertz=_clocks(readings),
             pcie_link_speed_gts=readings.pcie_link_speed_gts,
             pcie_link_width=readings.pcie_link_width,
             pcie_replays=readings.pcie_replays,
-            ecc_errors=ecc,
+            ecc_errors=_ecc(readings),
             numa_node=numa_node,
             static=GpuStatic(
                 pci_bus_id=identity.pci_bus_id,
@@ -117,3 +101,16 @@ class NvidiaGpuCollector:
     def driver_version(self) -> str | None:
         """The NVIDIA driver's version, once NVML answered."""
         return self._driver
+
+
+def _clocks(readings: NvmlReadings) -> tuple[tuple[str, float], ...]:
+    pairs = (("sclk", readings.sm_clock_hertz), ("mclk", readings.memory_clock_hertz))
+    return tuple((domain, value) for domain, value in pairs if value is not None)
+
+
+def _ecc(readings: NvmlReadings) -> tuple[tuple[str, str, int], ...]:
+    pairs = (
+        ("correctable", readings.ecc_correctable),
+        ("uncorrectable", readings.ecc_uncorrectable),
+    )
+    return tuple(("device_memory", kind, count) for kind, count in pairs if count is not None)

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 IB_CLASS = "/sys/class/infiniband"
 VERBS_CLASS = "/sys/class/infiniband_verbs"
 SATURATED_32 = 2**32 - 1
+RELIST_EVERY = 60  # collections between re-reads of the port and counter directory listings
 _NOT_COUNTERS = frozenset({"lifespan"})
 
 
@@ -51,6 +52,8 @@ class RdmaCollector:
         self._host = host
         self._fallback = fallback
         self._static: dict[str, RdmaDevice] = {}
+        self._listings: dict[str, list[str]] = {}
+        self._collections = 0
         self._falling_back = False
 
     def collect(self) -> RdmaSnapshot:
@@ -60,6 +63,9 @@ class RdmaCollector:
         if self._falling_back:
             log.info("reading RDMA devices from sysfs again")
             self._falling_back = False
+        self._collections += 1
+        if self._collections % RELIST_EVERY == 0:
+            self._listings.clear()
         verbs = self._uverbs()
         problems: list[str] = []
         devices = tuple(
@@ -94,9 +100,10 @@ class RdmaCollector:
         guid = self._host.read_text(f"{base}/node_guid")
         if static is None or static.node_guid != guid or static.index != index:
             static = self._static[name] = self._identify(index, name, guid)
+            self._listings.clear()
         ports = tuple(
             self._port(name, int(port), static.netdevs, problems)
-            for port in self._host.list(f"{base}/ports")
+            for port in self._list(f"{base}/ports")
             if port.isdigit()
         )
         return dataclasses.replace(static, uverbs=uverbs, ports=ports)
@@ -152,9 +159,16 @@ class RdmaCollector:
             hw_counters=tuple(sorted(self._counters(f"{base}/hw_counters", problems).items())),
         )
 
+    def _list(self, directory: str) -> list[str]:
+        """A directory's entries, listed again only every RELIST_EVERY collections."""
+        entries = self._listings.get(directory)
+        if entries is None:
+            entries = self._listings[directory] = self._host.list(directory)
+        return entries
+
     def _counters(self, directory: str, problems: list[str]) -> dict[str, int]:
         values = {}
-        for name in self._host.list(directory):
+        for name in self._list(directory):
             if name in _NOT_COUNTERS:
                 continue
             try:

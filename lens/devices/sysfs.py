@@ -15,6 +15,7 @@ from pathlib import Path
 from lens.runtime import errors
 
 _READ_SIZE = 65536  # larger than any sysfs attribute (PAGE_SIZE) and than gpu_metrics
+_SHORT_READ = 4096
 
 
 class ReadError(errors.SourceError):
@@ -49,11 +50,14 @@ class HostFiles:
         except OSError as exc:
             raise ReadError(host_path, os.strerror(exc.errno or errno.EIO)) from exc
         try:
-            chunks = []
-            while True:
+            chunk = os.read(fd, _READ_SIZE)
+            if len(chunk) < _SHORT_READ:
+                # Less than a page comes back only at the end of the file: the second read
+                # that would confirm it is saved (most sysfs attributes are a few bytes).
+                return chunk
+            chunks = [chunk]
+            while chunk:
                 chunk = os.read(fd, _READ_SIZE)
-                if not chunk:
-                    break
                 chunks.append(chunk)
             return b"".join(chunks)
         except OSError as exc:

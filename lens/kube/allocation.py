@@ -147,3 +147,26 @@ def requests_of(allocation: GpuAllocation, resources: Iterable[str]) -> list[Res
     """One ResourceRequest per resource in `resources` (0 when nothing asks for it)."""
     totals = allocation.by_resource()
     return [ResourceRequest(resource=r, devices=totals.get(r, 0)) for r in resources]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AllocationRate:
+    """Requested GPUs as a percentage of the node's GPUs (device-plugin units)."""
+
+    percent: float
+
+
+COMPAT_FAMILIES: FamilyGroup[AllocationRate] = FamilyGroup(
+    identity_labels=(),
+    identity=lambda r: (),
+    specs=(
+        FamilySpec(
+            name="node_k8s_gpu_allocation_rate",
+            help="GPUs requested by this node's unfinished pods as a percentage of its GPUs, "
+            "each pod counted once (the original exporter's name).",
+            type="gauge",
+            samples=lambda r: [((), r.percent)],
+            stability="stable",
+        ),
+    ),
+)

@@ -1,8 +1,10 @@
 """Render metrics once per cycle into bytes; /metrics serves those bytes (STYLE S5.9).
 
-Sources are anything with prometheus_client's `collect()`: snapshot families
-(runtime/families.py) and the self-metrics registry (runtime/selfmetrics.py). A collection cycle
-or the role's metrics loop calls `MetricsPublisher.publish()`; runtime/httpserver.py serves it.
+Sources are anything with prometheus_client's `collect()` (snapshot families of
+runtime/families.py, the self-metrics registry of runtime/selfmetrics.py) or text sources that
+render themselves (a node agent's collection cycle). runtime/textformat.py writes the text; a
+collection cycle or the role's metrics loop calls `MetricsPublisher.publish()`, and
+runtime/httpserver.py serves the result.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
-from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
+
+from lens.runtime.textformat import TextRenderer
 
 # Every Lens name is a classic one, so the output is the 0.0.4 text format, which every scraper
 # (Prometheus 2 and 3, vmagent) reads; prometheus_client's newer default header says 1.0.0.
@@ -25,22 +28,20 @@ class MetricSource(Protocol):
     def collect(self) -> Iterable[Metric]: ...
 
 
-class _Bundle:
-    """All sources as one collector, so a private registry renders them in one pass."""
+class TextSource(Protocol):
+    """A source that writes its own families in the text format."""
 
-    def __init__(self, sources: Sequence[MetricSource]) -> None:
-        self._sources = sources
+    def render_text(self) -> str: ...
 
-    def collect(self) -> Iterator[Metric]:
-        for source in self._sources:
-            yield from source.collect()
+
+def _collect(sources: Sequence[MetricSource]) -> Iterator[Metric]:
+    for source in sources:
+        yield from source.collect()
 
 
 def render(sources: Sequence[MetricSource]) -> bytes:
     """The text exposition (format 0.0.4) of every family the sources yield now."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Bundle(sources))
-    return generate_latest(registry)
+    return TextRenderer().render_metrics(_collect(sources)).encode()
 
 
 class ExpositionCache:
@@ -65,12 +66,20 @@ class MetricsPublisher:
         self._cache = cache
         self._time = wall_time
         self._sources: list[MetricSource] = []
+        self._texts: list[TextSource] = []
+        self._renderer = TextRenderer()
         self._lock = threading.Lock()
 
     def add(self, source: MetricSource) -> None:
         with self._lock:
             self._sources.append(source)
 
+    def add_text(self, source: TextSource) -> None:
+        with self._lock:
+            self._texts.append(source)
+
     def publish(self) -> None:
         with self._lock:
-            self._cache.store(render(self._sources), rendered_at=self._time())
+            texts = [source.render_text() for source in self._texts]
+            texts.append(self._renderer.render_metrics(_collect(self._sources)))
+            self._cache.store("".join(texts).encode(), rendered_at=self._time())

@@ -110,6 +110,18 @@ class PeriodicRunner:
         self._states = {loop.name: _State() for loop in self._loops}
         self._states_lock = threading.Lock()
 
+    def add(self, loop: Loop) -> None:
+        """Add a loop before the runner starts (a role's loop that needs the runtime's parts)."""
+        if self._threads:
+            raise RuntimeError("loops are fixed once the runner has started")
+        if loop.name in self._states:
+            raise ValueError(f"loop names must be unique: {loop.name} is taken")
+        if loop.interval_seconds <= 0:
+            raise ValueError(f"loop {loop.name}: interval must be positive")
+        self._loops = (*self._loops, loop)
+        with self._states_lock:
+            self._states[loop.name] = _State()
+
     async def start(self) -> None:
         for loop in self._loops:
             thread = threading.Thread(

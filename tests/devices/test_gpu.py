@@ -43,7 +43,7 @@ def test_unknown_readings_are_left_out_and_compat_is_a_percentage() -> None:
     )
     text = _render([snapshot])
     identity = (
-        'card="card1",gpu="0",model="AMD Instinct MI300X",pci_bus_id="0000:0c:00.0",serial="S1"'
+        'gpu="0",card="card1",pci_bus_id="0000:0c:00.0",serial="S1",model="AMD Instinct MI300X"'
     )
     assert f"lens_gpu_utilization_ratio{{{identity}}} 0.25" in text
     assert 'gpu_utilization{gpu_id="0"} 25.0' in text

@@ -1,0 +1,271 @@
+"""The node agent's collectors, registered in one explicit tuple (STYLE S5.4), and their bindings.
+
+Each entry turns the agent's parts (host files, static facts, NVML, the kubelet client, the REST
+state) into a cycle Binding: what to collect, how often, where the result goes and which
+families it renders. Config names the enabled collectors; unknown names fail at startup.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lens.devices import gpu as gpu_families
+from lens.devices import ib, vendors
+from lens.devices.amdgpu import AmdGpuCollector
+from lens.devices.dri import DriCollector
+from lens.devices.gpu import GpuCollection, Vendor
+from lens.devices.nvidia import NvidiaGpuCollector
+from lens.devices.nvml import Nvml
+from lens.devices.rdma import RdmaCollector
+from lens.devices.rdmatool import RdmaToolReader
+from lens.devices.statics import StaticFactsSource
+from lens.devices.sysfs import HostFiles
+from lens.devices.tools import ToolRunner
+from lens.kube import allocation, ephemeral
+from lens.kube.allocation import GpuAllocation
+from lens.kube.ephemeral import EphemeralStorage
+from lens.kube.kubelet import KubeletClient
+from lens.roles.node_agent.cycle import Binding, Rendered
+from lens.roles.node_agent.state import AgentState
+from lens.runtime import errors
+from lens.runtime.config import HostConfig, NodeAgentConfig
+
+
+class VendorPresence:
+    """Which GPU vendors are on the bus; re-detected with the static facts."""
+
+    def __init__(self, host: HostFiles) -> None:
+        self._host = host
+        self._lock = threading.Lock()
+        self._present: frozenset[Vendor] = frozenset()
+
+    def refresh(self) -> frozenset[Vendor]:
+        found = vendors.detect_gpu_vendors(self._host)
+        with self._lock:
+            self._present = found
+        return found
+
+    def present(self, vendor: Vendor) -> bool:
+        with self._lock:
+            return vendor in self._present
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AgentParts:
+    """Everything a collector entry may build its binding from."""
+
+    config: NodeAgentConfig
+    host_config: HostConfig
+    host: HostFiles
+    state: AgentState
+    statics: StaticFactsSource
+    vendors: VendorPresence
+    tools: ToolRunner
+    nvml: Callable[[], Nvml]
+    kubelet: Callable[[], KubeletClient]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CollectorEntry:
+    name: str
+    build: Callable[[AgentParts], Binding[Any]]
+
+
+def _timeout(config: NodeAgentConfig, interval: float) -> float:
+    return min(config.collector_timeout_seconds, interval)
+
+
+def _render_gpus(collection: GpuCollection) -> list[Rendered]:
+    return [
+        (gpu_families.FAMILIES, collection.gpus),
+        (gpu_families.COMPAT_FAMILIES, collection.gpus),
+    ]
+
+
+def _problems(collection: GpuCollection) -> Sequence[str]:
+    return collection.problems
+
+
+def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
+    collector = AmdGpuCollector(parts.host, static_facts=parts.statics.facts)
+    interval = parts.config.gpu_interval_seconds
+    return Binding(
+        name=collector.name,
+        interval_seconds=interval,
+        timeout_seconds=_timeout(parts.config, interval),
+        collect=collector.collect,
+        render=_render_gpus,
+        keep=parts.state.gpus["amd"].keep,
+        lose=parts.state.gpus["amd"].lose,
+        problems=_problems,
+        applicable=lambda: parts.vendors.present("amd"),
+    )
+
+
+def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
+    lazy: list[NvidiaGpuCollector] = []
+
+    def collect() -> GpuCollection:
+        if not lazy:
+            lazy.append(NvidiaGpuCollector(parts.nvml(), parts.host))
+        collection = lazy[0].collect()
+        # On a node with both vendors, NVIDIA GPUs are numbered after the AMD ones so that
+        # `gpu` and the original's `gpu_id` stay unique on the node.
+        amd = parts.state.gpus["amd"].get()
+        offset = len(amd.value.gpus) if amd is not None else 0
+        if offset:
+            shifted = tuple(dataclasses.replace(g, index=g.index + offset) for g in collection.gpus)
+            collection = dataclasses.replace(collection, gpus=shifted)
+        return collection
+
+    interval = parts.config.gpu_interval_seconds
+    return Binding(
+        name=NvidiaGpuCollector.name,
+        interval_seconds=interval,
+        timeout_seconds=_timeout(parts.config, interval),
+        collect=collect,
+        render=_render_gpus,
+        keep=parts.state.gpus["nvidia"].keep,
+        lose=parts.state.gpus["nvidia"].lose,
+        problems=_problems,
+        applicable=lambda: parts.vendors.present("nvidia"),
+    )
+
+
+def _dri(parts: AgentParts) -> Binding[Any]:
+    collector = DriCollector(parts.host)
+    interval = parts.config.dri_interval_seconds
+    return Binding(
+        name=collector.name,
+        interval_seconds=interval,
+        timeout_seconds=_timeout(parts.config, interval),
+        collect=collector.collect,
+        render=lambda _: (),
+        keep=parts.state.dri.keep,
+        lose=parts.state.dri.lose,
+        applicable=lambda: parts.vendors.present("amd") or parts.vendors.present("nvidia"),
+    )
+
+
+def _render_rdma(snapshot: ib.RdmaSnapshot) -> list[Rendered]:
+    ports = snapshot.ports
+    return [
+        (ib.DEVICE_FAMILIES, snapshot.devices),
+        (ib.PORT_FAMILIES, ports),
+        ib.render_compat(ports),
+    ]
+
+
+def _rdma(parts: AgentParts) -> Binding[ib.RdmaSnapshot]:
+    fallback = None
+    if parts.config.rdma_tool_fallback:
+        fallback = RdmaToolReader(parts.tools, tool=parts.host_config.rdma_tool).read
+    collector = RdmaCollector(parts.host, fallback=fallback)
+    interval = parts.config.rdma_interval_seconds
+    return Binding(
+        name=collector.name,
+        interval_seconds=interval,
+        timeout_seconds=_timeout(parts.config, interval),
+        collect=collector.collect,
+        render=_render_rdma,
+        keep=parts.state.rdma.keep,
+        lose=parts.state.rdma.lose,
+        problems=lambda snapshot: snapshot.problems,
+    )
+
+
+def _resources_of(parts: AgentParts, requested: GpuAllocation) -> list[str]:
+    """Configured GPU resources worth a series here: asked for, or this node has the vendor."""
+    totals = requested.by_resource()
+    return [
+        resource
+        for resource in parts.config.gpu_resources
+        if totals.get(resource)
+        or (resource.startswith("amd.com/") and parts.vendors.present("amd"))
+        or (resource.startswith("nvidia.com/") and parts.vendors.present("nvidia"))
+    ]
+
+
+def _kubelet(parts: AgentParts) -> Binding[GpuAllocation]:
+    def collect() -> GpuAllocation:
+        pods = parts.kubelet().get_json("/pods")
+        return allocation.parse_pod_list(pods, parts.config.gpu_resources)
+
+    def render(requested: GpuAllocation) -> list[Rendered]:
+        resources = _resources_of(parts, requested)
+        rendered: list[Rendered] = [
+            (allocation.FAMILIES, allocation.requests_of(requested, resources))
+        ]
+        units = parts.state.gpu_units()
+        if units:
+            rate = allocation.AllocationRate(percent=100 * requested.requested() / units)
+            rendered.append((allocation.COMPAT_FAMILIES, [rate]))
+        return rendered
+
+    interval = parts.config.kubelet_interval_seconds
+    return Binding(
+        name="kubelet",
+        interval_seconds=interval,
+        timeout_seconds=_timeout(parts.config, interval),
+        collect=collect,
+        render=render,
+        keep=parts.state.allocation.keep,
+        lose=parts.state.allocation.lose,
+    )
+
+
+def _render_storage(storage: EphemeralStorage) -> list[Rendered]:
+    root = storage.root()
+    nodes = [] if root is None else [ephemeral.NodeStorage(node=storage.node, usage=root)]
+    pods = [ephemeral.CompatPodStorage(node=storage.node, pod=pod) for pod in storage.pods]
+    return [
+        (ephemeral.NODE_FS_FAMILIES, storage.filesystems),
+        (ephemeral.POD_FAMILIES, storage.pods),
+        (ephemeral.COMPAT_NODE_FAMILIES, nodes),
+        (ephemeral.COMPAT_POD_FAMILIES, pods),
+    ]
+
+
+def _ephemeral_storage(parts: AgentParts) -> Binding[EphemeralStorage]:
+    interval = parts.config.kubelet_interval_seconds
+    return Binding(
+        name="ephemeral_storage",
+        interval_seconds=interval,
+        timeout_seconds=_timeout(parts.config, interval),
+        collect=lambda: ephemeral.parse_summary(parts.kubelet().get_json("/stats/summary")),
+        render=_render_storage,
+        keep=parts.state.storage.keep,
+        lose=parts.state.storage.lose,
+    )
+
+
+COLLECTORS: tuple[CollectorEntry, ...] = (
+    CollectorEntry(name="amdgpu", build=_amdgpu),
+    CollectorEntry(name="nvidia", build=_nvidia),
+    CollectorEntry(name="dri", build=_dri),
+    CollectorEntry(name="rdma", build=_rdma),
+    CollectorEntry(name="kubelet", build=_kubelet),
+    CollectorEntry(name="ephemeral_storage", build=_ephemeral_storage),
+)
+KUBELET_COLLECTORS = frozenset({"kubelet", "ephemeral_storage"})
+
+
+def check_names(enabled: Sequence[str]) -> None:
+    """ConfigError naming the valid collectors when `enabled` lists an unknown one."""
+    known = [entry.name for entry in COLLECTORS]
+    unknown = [name for name in enabled if name not in known]
+    if unknown:
+        raise errors.ConfigError(
+            source="config",
+            key="node_agent.collectors",
+            expected=f"collector names from {', '.join(known)} (unknown: {', '.join(unknown)})",
+        )
+
+
+def bindings(parts: AgentParts, enabled: Sequence[str]) -> list[Binding[Any]]:
+    """The bindings of the enabled collectors, in registry order (GPUs before the kubelet)."""
+    check_names(enabled)
+    return [entry.build(parts) for entry in COLLECTORS if entry.name in enabled]
