@@ -132,11 +132,12 @@ def db_status(
 @docs_app.command("metrics")
 def docs_metrics() -> None:
     """Print docs/metrics.md: every metric family with its type, labels and help."""
+    from lens.roles.node_agent import collectors
     from lens.runtime import kit, metricsdoc
 
     defaults = config_module.Config()
     runtime = kit.build("docs", server=defaults.server, service=defaults.service)
-    sections = [("Runtime (every role)", runtime.metrics.declared)]
+    sections = [("Runtime (every role)", runtime.metrics.declared), *collectors.metric_docs()]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)
 
 

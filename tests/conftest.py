@@ -18,7 +18,12 @@ import psycopg2
 import pymysql
 import pytest
 
+from lens.devices.sysfs import HostFiles
+from lens.runtime.clock import FakeClock
 from lens.runtime.config import DatabaseConfig
+from lens.sim.hosts import profiles
+from lens.sim.hosts.state import NodeSpec
+from lens.sim.hosts.tree import HostTree
 from lens.store import database, migrating
 
 POSTGRES_URL = os.environ.get("LENS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -154,6 +159,12 @@ Golden = Callable[[str, str], None]
 
 
 @pytest.fixture
+def normalized() -> Callable[[str], list[str]]:
+    """normalize_exposition, for tests that compare two expositions."""
+    return normalize_exposition
+
+
+@pytest.fixture
 def golden(request: pytest.FixtureRequest) -> Golden:
     """golden(name, text): compare with tests/<dir>/golden/<name>, ignoring label and line order."""
     directory = Path(str(request.path)).parent / "golden"
@@ -183,3 +194,48 @@ def memory_dir(tmp_path: Path) -> Iterator[Path]:
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# --- simulated host trees ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(start_time=1_800_000_000.0)
+
+
+@pytest.fixture
+def mi300x(memory_dir: Path, clock: FakeClock) -> HostTree:
+    """An 8 x MI300X node with 8 RoCE ports, GPU i steadily at 10*(i+1) % load."""
+    loads: list[profiles.Profile] = [profiles.Constant(10.0 * (i + 1)) for i in range(8)]
+    return HostTree(
+        memory_dir / "mi300x", NodeSpec(name="gpu-node-1"), clock=clock, device_profiles=loads
+    ).build()
+
+
+@pytest.fixture
+def cpx(memory_dir: Path, clock: FakeClock) -> HostTree:
+    """Two MI300X in CPX mode (8 compute partitions each), InfiniBand ports."""
+    spec = NodeSpec(
+        name="gpu-node-cpx", gpus=2, rdma=2, compute_partition="CPX", rdma_link_layer="InfiniBand"
+    )
+    return HostTree(memory_dir / "cpx", spec, clock=clock).build()
+
+
+@pytest.fixture
+def h100(memory_dir: Path, clock: FakeClock) -> HostTree:
+    """Two NVIDIA H100 and one InfiniBand port."""
+    spec = NodeSpec(name="gpu-node-nv", model="H100", gpus=2, rdma=1, rdma_link_layer="InfiniBand")
+    return HostTree(memory_dir / "h100", spec, clock=clock).build()
+
+
+@pytest.fixture
+def host(mi300x: HostTree) -> HostFiles:
+    return HostFiles(mi300x.root)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked slow_timeout get 60 s instead of the default 5 s."""
+    for item in items:
+        if item.get_closest_marker("slow_timeout") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(60))

@@ -253,3 +253,52 @@ def test_sim_kube_refuses_an_unknown_scenario() -> None:
     result = _lens("sim", "kube", "--port", "0", "--scenario", "huge")
     assert result.returncode == 2
     assert "unknown scenario 'huge'" in result.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow_timeout
+def test_node_agent_serves_a_simulated_node_until_terminated(tmp_path: Path) -> None:
+    import time
+    import urllib.request
+
+    tree = tmp_path / "node"
+    assert _lens("sim", "node", str(tree), "--gpus", "2", "--rdma", "1").returncode == 0
+    port = _free_port()
+    command = [sys.executable, "-m", "lens", "node-agent", "--host-root", str(tree)]
+    env = {**os.environ, "LENS_SERVER__HOST": "127.0.0.1", "LENS_LOGGING__FORMAT": "json"}
+    with subprocess.Popen(
+        [*command, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        deadline, body = time.monotonic() + 30, ""
+        while time.monotonic() < deadline and "lens_gpu_info" not in body:
+            time.sleep(0.2)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                    body = r.read().decode()
+            except OSError:
+                continue
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+        _out, err = process.communicate()
+    assert body.count("lens_gpu_info{") == 2 and "rdma_stat_rx_write_requests{" in body
+    started = [json.loads(line) for line in err.splitlines() if '"node agent starting"' in line]
+    assert started and started[0]["vendors"] == ["amd"]
+
+
+def test_node_agent_refuses_an_unknown_collector(tmp_path: Path) -> None:
+    result = _lens(
+        "node-agent", "--host-root", str(tmp_path), env={"LENS_NODE_AGENT__COLLECTORS": "gpu"}
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("lens: config error: config: node_agent.collectors:")

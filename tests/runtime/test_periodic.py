@@ -227,3 +227,26 @@ def test_stall_threshold_defaults_to_ten_intervals_and_at_least_a_minute() -> No
     assert Loop(name="a", interval_seconds=1, run=lambda: None).stall_after == 60
     assert Loop(name="a", interval_seconds=30, run=lambda: None).stall_after == 300
     assert Loop(name="a", interval_seconds=1, run=lambda: None, stall_seconds=5).stall_after == 5
+
+
+def test_loops_can_be_added_before_the_start_only(eventually: Eventually) -> None:
+    runner = PeriodicRunner(
+        (Loop(name="a", interval_seconds=1, run=lambda: None),),
+        clock=FakeClock(),
+        metrics=LoopMetrics(SelfMetrics(process=False)),
+        jitter_ratio=0,
+    )
+    ran = threading.Event()
+    runner.add(Loop(name="b", interval_seconds=1, run=ran.set))
+    with pytest.raises(ValueError, match="b is taken"):
+        runner.add(Loop(name="b", interval_seconds=1, run=lambda: None))
+    with pytest.raises(ValueError, match="positive"):
+        runner.add(Loop(name="c", interval_seconds=0, run=lambda: None))
+    asyncio.run(runner.start())
+    try:
+        assert ran.wait(5)
+        eventually(lambda: runner.runs("b") == 1)
+        with pytest.raises(RuntimeError, match="fixed once the runner has started"):
+            runner.add(Loop(name="d", interval_seconds=1, run=lambda: None))
+    finally:
+        asyncio.run(runner.stop())

@@ -28,10 +28,12 @@ from lens.kube import allocation, ephemeral
 from lens.kube.allocation import GpuAllocation
 from lens.kube.ephemeral import EphemeralStorage
 from lens.kube.kubelet import KubeletClient
-from lens.roles.node_agent.cycle import Binding, Rendered
+from lens.roles.node_agent.cycle import Binding, CollectorMetrics, Rendered
 from lens.roles.node_agent.state import AgentState
 from lens.runtime import errors
 from lens.runtime.config import HostConfig, NodeAgentConfig
+from lens.runtime.families import check_groups, describe
+from lens.runtime.selfmetrics import FamilyDoc, SelfMetrics
 
 
 class VendorPresence:
@@ -111,15 +113,17 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
     def collect() -> GpuCollection:
         if not lazy:
             lazy.append(NvidiaGpuCollector(parts.nvml(), parts.host))
-        collection = lazy[0].collect()
+        return lazy[0].collect()
+
+    def after_amd(collection: GpuCollection) -> GpuCollection:
         # On a node with both vendors, NVIDIA GPUs are numbered after the AMD ones so that
         # `gpu` and the original's `gpu_id` stay unique on the node.
         amd = parts.state.gpus["amd"].get()
         offset = len(amd.value.gpus) if amd is not None else 0
-        if offset:
-            shifted = tuple(dataclasses.replace(g, index=g.index + offset) for g in collection.gpus)
-            collection = dataclasses.replace(collection, gpus=shifted)
-        return collection
+        if not offset:
+            return collection
+        shifted = tuple(dataclasses.replace(g, index=g.index + offset) for g in collection.gpus)
+        return dataclasses.replace(collection, gpus=shifted)
 
     interval = parts.config.gpu_interval_seconds
     return Binding(
@@ -130,6 +134,7 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
         render=_render_gpus,
         keep=parts.state.gpus["nvidia"].keep,
         lose=parts.state.gpus["nvidia"].lose,
+        settle=after_amd,
         problems=_problems,
         applicable=lambda: parts.vendors.present("nvidia"),
     )
@@ -269,3 +274,51 @@ def bindings(parts: AgentParts, enabled: Sequence[str]) -> list[Binding[Any]]:
     """The bindings of the enabled collectors, in registry order (GPUs before the kubelet)."""
     check_names(enabled)
     return [entry.build(parts) for entry in COLLECTORS if entry.name in enabled]
+
+
+def metric_docs() -> list[tuple[str, list[FamilyDoc]]]:
+    """docs/metrics.md sections of the node agent: every family its collectors export."""
+    own = SelfMetrics(process=False)
+    CollectorMetrics(own)
+    return [
+        ("Node agent: collectors", list(own.declared)),
+        (
+            "Node agent: GPUs (amdgpu, nvidia)",
+            describe([gpu_families.FAMILIES, gpu_families.COMPAT_FAMILIES]),
+        ),
+        (
+            "Node agent: RDMA (rdma)",
+            [*describe([ib.DEVICE_FAMILIES, ib.PORT_FAMILIES]), ib.COMPAT_DOC],
+        ),
+        (
+            "Node agent: kubelet (kubelet, ephemeral_storage)",
+            describe(
+                [
+                    allocation.FAMILIES,
+                    allocation.COMPAT_FAMILIES,
+                    ephemeral.NODE_FS_FAMILIES,
+                    ephemeral.POD_FAMILIES,
+                    ephemeral.COMPAT_NODE_FAMILIES,
+                    ephemeral.COMPAT_POD_FAMILIES,
+                ]
+            ),
+        ),
+    ]
+
+
+def check_families() -> None:
+    """Fail at startup on a family declared twice or badly named (STYLE S6.7)."""
+    check_groups(
+        [
+            gpu_families.FAMILIES,
+            gpu_families.COMPAT_FAMILIES,
+            ib.DEVICE_FAMILIES,
+            ib.PORT_FAMILIES,
+            allocation.FAMILIES,
+            allocation.COMPAT_FAMILIES,
+            ephemeral.NODE_FS_FAMILIES,
+            ephemeral.POD_FAMILIES,
+            ephemeral.COMPAT_NODE_FAMILIES,
+            ephemeral.COMPAT_POD_FAMILIES,
+        ]
+    )

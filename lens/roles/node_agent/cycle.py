@@ -44,6 +44,9 @@ class Binding(Generic[T]):
     render: Callable[[T], Iterable[Rendered]]
     keep: Callable[[T], None] = lambda _: None  # hands the result to the REST state
     lose: Callable[[str], None] = lambda _: None  # tells the REST state a run failed, and why
+    # Adjusts a result in the cycle's thread, after the results of the collectors listed
+    # before it were kept (NVIDIA GPUs numbered after the AMD ones).
+    settle: Callable[[T], T] = lambda result: result
     problems: Callable[[T], Sequence[str]] = lambda _: ()  # what it could not read
     applicable: Callable[[], bool] = _always  # False: not on this node (no series at all)
 
@@ -136,8 +139,9 @@ class CollectionCycle:
         text = self._render()
         with self._lock:
             self._text = text
-            self._cycles += 1
         self._publish()
+        with self._lock:
+            self._cycles += 1  # counted once published, so /metrics has the cycle's families
 
     def _start_if_due(self, slot: _Slot, now: float) -> bool:
         binding = slot.binding
@@ -178,6 +182,7 @@ class CollectionCycle:
 
     def _succeeded(self, slot: _Slot, result: Any, took: float) -> None:
         binding, name = slot.binding, slot.binding.name
+        result = binding.settle(result)
         binding.keep(result)
         problems = binding.problems(result)
         slot.rendered = tuple(binding.render(result))

@@ -128,6 +128,7 @@ def build(
         rng=rng,
         handle_signals=handle_signals,
     )
+    collectors.check_families()
     parts = _parts(config, role.clock, nvml_binding)
     refresh = _refresher(parts)
     refresh()
@@ -213,7 +214,10 @@ def run(config: Config) -> int:
         extra={
             "node": agent.node_name,
             "vendors": [v for v in ("amd", "nvidia") if agent.vendors.present(v)],
-            "config": settings.to_plain(config),
+            "config": {
+                section: settings.to_plain(getattr(config, section))
+                for section in ("server", "host", "kubelet", "node_agent")
+            },
         },
     )
     return agent.kit.service.run()

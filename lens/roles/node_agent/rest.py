@@ -54,7 +54,7 @@ def gpu_info(gpu: GpuSnapshot, dri: DriNode | None, facts: JsonObject) -> JsonOb
         "asic": {
             "market_name": static.market_name or gpu.model,
             "device_id": static.device_id,
-            "asic_serial": gpu.uuid if gpu.vendor == "amd" else None,
+            "asic_serial": f"0x{gpu.uuid.upper()}" if gpu.vendor == "amd" and gpu.uuid else None,
             "oam_id": static.oam_id,
             "target_graphics_version": static.gfx_version,
         },
@@ -212,4 +212,15 @@ class NodeApi:
         observed = self._state.rdma.get()
         if observed is None:
             return envelope([])
-        return envelope([rdma_device(d) for d in observed.value.devices])
+        age = _age(self._state.time(), observed.at)
+        return envelope(
+            [
+                {
+                    **rdma_device(d),
+                    "source": observed.value.source,
+                    "observed_at": observed.at,
+                    "age_seconds": age,
+                }
+                for d in observed.value.devices
+            ]
+        )
