@@ -6,6 +6,7 @@ command that needs them, so `lens --help` stays fast; a test guards that.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, NoReturn
 
 import typer
@@ -176,6 +177,59 @@ def node_agent(
     except errors.ConfigError as exc:
         _fail("config error", str(exc), errors.EXIT_CONFIG)
     raise typer.Exit(code)
+
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+WatchOption = Annotated[
+    bool, typer.Option("--watch", "-w", help="Refresh until Ctrl-C (JSON: one line per read).")
+]
+IntervalOption = Annotated[
+    float, typer.Option(help="Seconds between refreshes with --watch.", min=0.1)
+]
+
+
+def _diagnose(
+    kind: str, host_root: str | None, as_json: bool, watch: bool, interval: float
+) -> None:
+    from rich.console import Console
+
+    from lens.roles.diagnostics import gpus, rdma, showing
+
+    root = host_root or "/"
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 200))  # a file or a pipe: don't wrap rows
+    show = functools.partial(
+        showing.show, console=console, as_json=as_json, watch=watch, interval=interval
+    )
+    try:
+        found = show(gpus.diagnostic(root)) if kind == "gpus" else show(rdma.diagnostic(root))
+    except KeyboardInterrupt:
+        return
+    if not found:
+        _fail("nothing found", f"no {'GPUs' if kind == 'gpus' else 'RDMA devices'} under {root}", 1)
+
+
+@app.command("gpus")
+def gpus_command(
+    host_root: HostRootOption = None,
+    as_json: JsonOption = False,
+    watch: WatchOption = False,
+    interval: IntervalOption = 1.0,
+) -> None:
+    """Show this node's GPUs: identity, use, memory, power, temperature, ECC, DRI nodes."""
+    _diagnose("gpus", host_root, as_json, watch, interval)
+
+
+@app.command("rdma")
+def rdma_command(
+    host_root: HostRootOption = None,
+    as_json: JsonOption = False,
+    watch: WatchOption = False,
+    interval: IntervalOption = 1.0,
+) -> None:
+    """Show this node's RDMA devices and ports: state, rate, counters, uverbs, throughput."""
+    _diagnose("rdma", host_root, as_json, watch, interval)
 
 
 @sim_app.command("kube")

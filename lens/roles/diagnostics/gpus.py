@@ -1,0 +1,182 @@
+"""`lens gpus`: every GPU of this node (AMD through sysfs, NVIDIA through NVML) as a table or JSON.
+
+Reads what the node agent reads, with no config, cluster or database: vendors from the PCI bus,
+static facts once (amd-smi, then rocm-smi, then sysfs), readings and DRI nodes on every read.
+A source that fails is named under the table, never a crash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from lens.devices import vendors
+from lens.devices.amdgpu import AmdGpuCollector
+from lens.devices.dri import DriCollector, DriMapping
+from lens.devices.gpu import GpuSnapshot
+from lens.devices.nvidia import NvidiaGpuCollector
+from lens.devices.nvml import Nvml, load_binding
+from lens.devices.statics import StaticFactsSource
+from lens.devices.sysfs import HostFiles
+from lens.devices.tools import ToolRunner
+from lens.roles.diagnostics import showing
+from lens.runtime import errors
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GpuReport:
+    gpus: tuple[GpuSnapshot, ...]
+    dri: DriMapping | None
+    driver_version: str | None
+    facts_source: str
+    problems: tuple[str, ...]
+    read_at: float
+
+
+class GpuReader:
+    """Reads the node's GPUs; static facts are read once, when it is made."""
+
+    def __init__(self, root: str, *, tools: ToolRunner, nvml_binding: object | None = None) -> None:
+        host = HostFiles(root)
+        self._present = vendors.detect_gpu_vendors(host)
+        self._statics = StaticFactsSource(
+            host, tools, amd_smi="amd-smi", rocm_smi="rocm-smi", wall_time=time.time
+        )
+        if "amd" in self._present:
+            self._statics.refresh()
+        self._amd = AmdGpuCollector(host, static_facts=self._statics.facts)
+        self._nvidia: NvidiaGpuCollector | None = None
+        self._nvml_binding = nvml_binding
+        self._host = host
+        self._dri = DriCollector(host)
+
+    def _nvidia_gpus(self, problems: list[str]) -> tuple[GpuSnapshot, ...]:
+        try:
+            if self._nvidia is None:
+                self._nvidia = NvidiaGpuCollector(
+                    Nvml(self._nvml_binding or load_binding()), self._host
+                )
+            collection = self._nvidia.collect()
+        except errors.LensError as exc:
+            problems.append(f"nvidia: {exc}")
+            return ()
+        problems.extend(collection.problems)
+        return collection.gpus
+
+    def read(self) -> GpuReport:
+        problems = list(self._statics.current().problems)
+        gpus: list[GpuSnapshot] = []
+        if "amd" in self._present:
+            try:
+                collection = self._amd.collect()
+                gpus.extend(collection.gpus)
+                problems.extend(collection.problems)
+            except errors.LensError as exc:
+                problems.append(f"amdgpu: {exc}")
+        if "nvidia" in self._present:
+            offset = len(gpus)
+            gpus.extend(
+                dataclasses.replace(g, index=g.index + offset) for g in self._nvidia_gpus(problems)
+            )
+        try:
+            dri: DriMapping | None = self._dri.collect() if gpus else None
+        except errors.LensError:
+            dri = None
+        nvidia_driver = next(
+            (g.static.driver_version for g in gpus if g.vendor == "nvidia" and g.static), None
+        )
+        statics = self._statics.current()
+        return GpuReport(
+            gpus=tuple(gpus),
+            dri=dri,
+            driver_version=statics.driver_version or nvidia_driver,
+            facts_source=statics.source,
+            problems=tuple(problems),
+            read_at=time.time(),
+        )
+
+
+def _number(value: float | None, per: float = 1.0, digits: int = 0) -> str:
+    return "-" if value is None else f"{value / per:.{digits}f}"
+
+
+def _render_node(report: GpuReport, gpu: GpuSnapshot) -> str:
+    nodes = report.dri.of_gpu(gpu.pci_bus_id) if report.dri else ()
+    if not nodes:
+        return gpu.card
+    first = nodes[0]
+    name = (first.render or first.card or "").rsplit("/", 1)[-1]
+    return f"{name} +{len(nodes) - 1}" if len(nodes) > 1 else name
+
+
+def _row(report: GpuReport, gpu: GpuSnapshot) -> list[str]:
+    temperatures = dict(gpu.temperatures_celsius)
+    temperature = temperatures.get("junction", temperatures.get("gpu", temperatures.get("edge")))
+    corrected = sum(n for _, kind, n in gpu.ecc_errors if kind == "correctable")
+    uncorrected = sum(n for _, kind, n in gpu.ecc_errors if kind == "uncorrectable")
+    static = gpu.static
+    return [
+        str(gpu.index),
+        gpu.model,
+        gpu.pci_bus_id,
+        _render_node(report, gpu),
+        _number(gpu.utilization_ratio, 0.01),
+        f"{_number(gpu.memory_used_bytes, 1024**3)}/{_number(gpu.memory_total_bytes, 1024**3)}",
+        f"{_number(gpu.power_watts)}/{_number(gpu.power_limit_watts)}",
+        _number(temperature),
+        _number(dict(gpu.clocks_hertz).get("sclk"), 1e6),
+        f"{corrected}/{uncorrected}" if gpu.ecc_errors else "-",
+        (static.compute_partition if static and static.compute_partition else "-"),
+        str(gpu.numa_node) if gpu.numa_node is not None else "-",
+    ]
+
+
+def table(report: GpuReport) -> Group:
+    caption = (
+        f"driver {report.driver_version or 'unknown'} · static facts from {report.facts_source}"
+    )
+    grid = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"{len(report.gpus)} GPUs",
+        caption=caption,
+        caption_justify="left",
+    )
+    for name in ("GPU", "Model", "PCI", "DRI", "Use %", "VRAM GiB", "Power W", "Temp °C"):
+        grid.add_column(name, justify="right" if name.endswith(("%", "W", "C")) else "left")
+    for name in ("Clock MHz", "ECC c/u", "Partition", "NUMA"):
+        grid.add_column(name, justify="right")
+    for gpu in report.gpus:
+        grid.add_row(*_row(report, gpu))
+    return Group(grid, *(Text(f"! {problem}", style="yellow") for problem in report.problems))
+
+
+def to_json(report: GpuReport) -> dict[str, object]:
+    return {
+        "driver_version": report.driver_version,
+        "static_facts_source": report.facts_source,
+        "read_at": report.read_at,
+        "gpus": [
+            {
+                **dataclasses.asdict(gpu),
+                "dri": [
+                    dataclasses.asdict(n)
+                    for n in (report.dri.of_gpu(gpu.pci_bus_id) if report.dri else ())
+                ],
+            }
+            for gpu in report.gpus
+        ],
+        "problems": list(report.problems),
+    }
+
+
+def diagnostic(root: str) -> showing.Diagnostic[GpuReport]:
+    """`lens gpus` for the host seen at `root` (tools are looked for under it)."""
+    reader = GpuReader(root, tools=ToolRunner(root=root, timeout_seconds=30))
+    return showing.Diagnostic(
+        read=reader.read, table=table, to_json=to_json, empty=lambda report: not report.gpus
+    )

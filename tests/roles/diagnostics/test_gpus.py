@@ -1,0 +1,63 @@
+"""`lens gpus` reads a simulated node the way the agent does and shows it as a table or JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from lens.devices.tools import ToolRunner
+from lens.roles.diagnostics import gpus
+from lens.sim.hosts.tree import HostTree
+
+
+def _text(renderable) -> str:
+    console = Console(file=io.StringIO(), width=200)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+@pytest.mark.slow_timeout
+def test_an_mi300x_node(mi300x: HostTree) -> None:
+    report = gpus.diagnostic(str(mi300x.root)).read()
+    assert len(report.gpus) == 8 and report.problems == ()
+    assert report.driver_version == "6.10.5" and report.facts_source == "amd-smi"
+    text = _text(gpus.table(report))
+    assert "8 GPUs" in text and "AMD Instinct MI300X" in text and "renderD128" in text
+    assert "static facts from amd-smi" in text
+    document = json.loads(json.dumps(gpus.to_json(report)))
+    first = document["gpus"][0]
+    assert first["pci_bus_id"] == mi300x.node.gpus[0].bdf and first["vendor"] == "amd"
+    assert first["dri"][0]["card"] == "/dev/dri/card1"
+
+
+def test_partitions_show_in_the_dri_column(cpx: HostTree) -> None:
+    cpx.break_tool("amd-smi", "fail")
+    cpx.break_tool("rocm-smi", "fail")
+    report = gpus.GpuReader(str(cpx.root), tools=ToolRunner(root=str(cpx.root))).read()
+    text = _text(gpus.table(report))
+    assert "renderD128 +7" in text and "CPX" in text
+    assert "static facts from sysfs" in text and "! amd-smi: amd-smi exited 255" in text
+
+
+def test_an_nvidia_node_through_nvml(h100: HostTree) -> None:
+    reader = gpus.GpuReader(str(h100.root), tools=ToolRunner(), nvml_binding=h100.nvml())
+    report = reader.read()
+    assert [g.vendor for g in report.gpus] == ["nvidia", "nvidia"]
+    assert report.driver_version == "550.54.15"
+    assert "NVIDIA H100 80GB HBM3" in _text(gpus.table(report))
+
+
+def test_broken_nvml_is_a_problem_not_a_crash(h100: HostTree) -> None:
+    binding = h100.nvml()
+    binding.fail("nvmlInit", 999)
+    report = gpus.GpuReader(str(h100.root), tools=ToolRunner(), nvml_binding=binding).read()
+    assert report.gpus == () and report.problems == ("nvidia: NVML: init: NVML error 999",)
+
+
+def test_a_node_without_gpus(tmp_path) -> None:
+    diagnostic = gpus.diagnostic(str(tmp_path))
+    report = diagnostic.read()
+    assert diagnostic.empty(report) and "0 GPUs" in _text(gpus.table(report))
