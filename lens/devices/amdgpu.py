@@ -41,6 +41,8 @@ class AmdCard:
     device_id: str
     numa_node: int | None
     power_file: str | None
+    temperature_files: tuple[tuple[str, str], ...] = ()  # (sensor, hwmon file) present
+    ras_blocks: tuple[str, ...] = ()  # RAS blocks with an error count file
 
 
 def parse_ras_count(text: str | None) -> tuple[int, int] | None:
@@ -92,9 +94,14 @@ class AmdGpuCollector:
         self._host = host
         self._static = static_facts or dict
         self._cards: dict[str, AmdCard] = {}
+        self._listing: list[str] | None = None
+        self._found: list[AmdCard] = []
 
     def discover(self) -> list[AmdCard]:
-        """amdgpu cards by PCI address; cached per card, re-read when a card changes place."""
+        """amdgpu cards by PCI address; found again only when /sys/class/drm changes."""
+        listing = self._host.list("/sys/class/drm")
+        if listing == self._listing and self._found:
+            return self._found
         found = []
         for entry, device, slot in find_cards(self._host):
             cached = self._cards.get(slot)
@@ -104,7 +111,8 @@ class AmdGpuCollector:
             found.append(cached)
         if not found:
             raise errors.NoDataError("no amdgpu cards under /sys/class/drm")
-        return sorted(found, key=lambda c: c.pci_bus_id)
+        self._listing, self._found = listing, sorted(found, key=lambda c: c.pci_bus_id)
+        return self._found
 
     def _identify(self, card: str, device: str, slot: str) -> AmdCard:
         read = self._host.read_text
@@ -116,16 +124,17 @@ class AmdGpuCollector:
             ),
             None,
         )
-        power_file = None
+        power_file: str | None = None
+        temperatures: tuple[tuple[str, str], ...] = ()
         if hwmon is not None:
-            power_file = next(
-                (
-                    f
-                    for f in ("power1_input", "power1_average")
-                    if self._host.exists(f"{hwmon}/{f}")
-                ),
-                None,
+            present = set(self._host.list(hwmon))
+            power_file = next((f for f in ("power1_input", "power1_average") if f in present), None)
+            temperatures = tuple(
+                (sensor, f"temp{i}_input")
+                for sensor, i in (("edge", 1), ("junction", 2), ("memory", 3))
+                if f"temp{i}_input" in present
             )
+        ras = set(self._host.list(f"{device}/ras"))
         return AmdCard(
             card=card,
             pci_bus_id=slot,
@@ -137,6 +146,8 @@ class AmdGpuCollector:
             device_id=read(f"{device}/device") or "",
             numa_node=parse_int(read(f"{device}/numa_node")),
             power_file=power_file,
+            temperature_files=temperatures,
+            ras_blocks=tuple(b for b in _RAS_BLOCKS if f"{b}_err_count" in ras),
         )
 
     def collect(self) -> GpuCollection:
@@ -147,6 +158,7 @@ class AmdGpuCollector:
             self._read(index, card, statics.get(card.pci_bus_id), problems)
             for index, card in enumerate(cards)
         )
+        self._host.sweep()
         return GpuCollection(gpus, tuple(problems))
 
     def _reader(self, problems: list[str]) -> Callable[[str], str | None]:
@@ -204,7 +216,7 @@ class AmdGpuCollector:
             pcie_link_speed_gts=parse_link_speed(read(f"{device}/current_link_speed")),
             pcie_link_width=_as_int(self._number(read, f"{device}/current_link_width", problems)),
             pcie_replays=_as_int(self._number(read, f"{device}/pcie_replay_count", problems)),
-            ecc_errors=self._ecc(read, device),
+            ecc_errors=self._ecc(read, card),
             partition_utilization_ratios=partitions,
             numa_node=card.numa_node,
             static=static,
@@ -229,24 +241,19 @@ class AmdGpuCollector:
         if card.power_file is not None:
             power = self._number(read, f"{hwmon}/{card.power_file}", problems, 1e6)
         limit = self._number(read, f"{hwmon}/power1_cap", problems, 1e6)
-        return self._temperatures(read, hwmon, problems), clocks, power, limit
-
-    def _temperatures(
-        self, read: Callable[[str], str | None], hwmon: str, problems: list[str]
-    ) -> tuple[tuple[str, float], ...]:
-        readings = []
-        for sensor, index in (("edge", 1), ("junction", 2), ("memory", 3)):
-            value = self._number(read, f"{hwmon}/temp{index}_input", problems, 1000)
-            if value is not None:
-                readings.append((sensor, value))
-        return tuple(readings)
+        temperatures = tuple(
+            (sensor, value)
+            for sensor, file in card.temperature_files
+            if (value := self._number(read, f"{hwmon}/{file}", problems, 1000)) is not None
+        )
+        return temperatures, clocks, power, limit
 
     def _ecc(
-        self, read: Callable[[str], str | None], device: str
+        self, read: Callable[[str], str | None], card: AmdCard
     ) -> tuple[tuple[str, str, int], ...]:
         counts = []
-        for block in _RAS_BLOCKS:
-            parsed = parse_ras_count(read(f"{device}/ras/{block}_err_count"))
+        for block in card.ras_blocks:
+            parsed = parse_ras_count(read(f"{card.device_dir}/ras/{block}_err_count"))
             if parsed is not None:
                 counts.append((block, "uncorrectable", parsed[0]))
                 counts.append((block, "correctable", parsed[1]))

@@ -72,6 +72,7 @@ class RdmaCollector:
             self._device(index, name, verbs.get(name, ()), problems)
             for index, name in enumerate(names)
         )
+        self._host.sweep()
         return RdmaSnapshot(devices=devices, source="sysfs", problems=tuple(problems))
 
     def _from_fallback(self) -> RdmaSnapshot:

@@ -78,6 +78,12 @@ class MetricsPublisher:
         with self._lock:
             self._texts.append(source)
 
+    def publish_if_older_than(self, seconds: float) -> None:
+        """Publish unless something published within `seconds` (a collection cycle did)."""
+        _body, rendered_at = self._cache.latest()
+        if rendered_at is None or self._time() - rendered_at >= seconds * 0.9:
+            self.publish()
+
     def publish(self) -> None:
         with self._lock:
             texts = [source.render_text() for source in self._texts]

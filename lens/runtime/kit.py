@@ -34,9 +34,12 @@ class RoleKit:
 def _housekeeping(
     service: ServiceConfig, publisher: exposition.MetricsPublisher, health: Health
 ) -> tuple[Loop, ...]:
+    interval = service.metrics_interval_seconds
     return (
         Loop(
-            name="metrics", interval_seconds=service.metrics_interval_seconds, run=publisher.publish
+            name="metrics",
+            interval_seconds=interval,
+            run=lambda: publisher.publish_if_older_than(interval),
         ),
         Loop(
             name="readiness",

@@ -126,3 +126,16 @@ def test_find_cards_skips_the_bmc_display(mi300x: HostTree) -> None:
     cards = amdgpu.find_cards(HostFiles(mi300x.root))
     assert [c[0] for c in cards] == [f"card{i}" for i in range(1, 9)]
     assert cards[0][1] == "/sys/class/drm/card1/device"
+
+
+def test_kept_open_files_follow_the_readings(mi300x: HostTree, clock: FakeClock) -> None:
+    host = HostFiles(mi300x.root, keep_open=True)
+    collector = AmdGpuCollector(host)
+    collector.collect()  # discovery reads identities once; the next sweep closes those
+    before = collector.collect().gpus[7].energy_joules
+    opened = host.open_files
+    clock.advance(10)
+    mi300x.update()
+    after = collector.collect().gpus[7].energy_joules
+    assert before is not None and after is not None and after > before
+    assert host.open_files == opened, "the same descriptors, read again"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -62,3 +63,72 @@ def test_parse_key_values() -> None:
     assert parse_key_values(uevent) == {"DRIVER": "amdgpu", "PCI_SLOT_NAME": "0000:0c:00.0"}
     assert parse_key_values("ue: 3\nce: 12", ":") == {"ue": "3", "ce": "12"}
     assert parse_key_values(None) == {}
+
+
+def test_kept_files_see_values_written_in_place(tmp_path: Path) -> None:
+    from lens.sim.hosts import files
+
+    files.write(tmp_path / "counter", "12345\n")
+    host = HostFiles(tmp_path, keep_open=True)
+    assert host.read_text("/counter") == "12345" and host.open_files == 1
+    files.write(tmp_path / "counter", "99\n")
+    assert host.read_text("/counter") == "99", "the same descriptor, read again from 0"
+    assert host.read_text("/absent") is None and host.open_files == 1
+    host.close()
+    assert host.open_files == 0
+
+
+def test_sweep_closes_files_no_longer_read(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).write_text("1\n")
+    host = HostFiles(tmp_path, keep_open=True)
+    host.read_text("/a")
+    host.read_text("/b")
+    host.sweep()
+    assert host.open_files == 2
+    host.read_text("/a")
+    host.sweep()
+    assert host.open_files == 1, "b was not read since the last sweep"
+    host.sweep()
+    assert host.open_files == 0
+
+
+def test_a_descriptor_of_a_removed_device_is_reopened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "value").write_text("7\n")
+    host = HostFiles(tmp_path, keep_open=True)
+    assert host.read_text("/value") == "7"
+    real_pread = os.pread
+    failures = [errno.ENODEV]
+
+    def pread(fd: int, size: int, offset: int) -> bytes:
+        if failures:  # what sysfs answers on a descriptor whose device was removed
+            raise OSError(failures.pop(), os.strerror(errno.ENODEV))
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", pread)
+    (tmp_path / "value").unlink()
+    (tmp_path / "value").write_text("8\n")
+    assert host.read_text("/value") == "8"
+    failures.append(errno.ENODEV)
+    (tmp_path / "value").unlink()
+    assert host.read_text("/value") is None, "gone for good"
+
+
+def test_running_out_of_descriptors_falls_back_to_plain_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a").write_text("1\n")
+    (tmp_path / "b").write_text("2\n")
+    host = HostFiles(tmp_path, keep_open=True)
+    assert host.read_text("/a") == "1"
+    real_open = os.open
+
+    def open_once_refused(path: str, flags: int, *args: int) -> int:
+        monkeypatch.setattr(os, "open", real_open)
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(os, "open", open_once_refused)
+    assert host.read_text("/b") == "2"
+    assert host.open_files == 0, "kept descriptors are given back"

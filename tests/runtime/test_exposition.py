@@ -50,3 +50,27 @@ def test_reading_the_cache_never_collects() -> None:
     assert source.collections == 1
     publisher.publish()
     assert b"lens_test_value 2.0" in cache.latest()[0]
+
+
+class TextCycle:
+    def render_text(self) -> str:
+        header = "# HELP lens_cycle_value A value.\n# TYPE lens_cycle_value gauge\n"
+        return header + "lens_cycle_value 3.0\n"
+
+
+def test_text_sources_come_first_and_a_recent_publish_is_not_repeated() -> None:
+    clock = FakeClock(start_time=100.0)
+    cache = exposition.ExpositionCache()
+    publisher = exposition.MetricsPublisher(cache, wall_time=clock.time)
+    source = CountingSource()
+    publisher.add(source)
+    publisher.add_text(TextCycle())
+    publisher.publish_if_older_than(5)
+    text = cache.latest()[0].decode()
+    assert text.index("lens_cycle_value 3.0") < text.index("lens_test_value 1.0")
+    clock.advance(2)
+    publisher.publish_if_older_than(5)
+    assert source.collections == 1, "a cycle published 2 s ago: nothing to do"
+    clock.advance(3)
+    publisher.publish_if_older_than(5)
+    assert source.collections == 2

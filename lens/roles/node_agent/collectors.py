@@ -92,7 +92,10 @@ def _problems(collection: GpuCollection) -> Sequence[str]:
 
 
 def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
-    collector = AmdGpuCollector(parts.host, static_facts=parts.statics.facts)
+    # Its own files, kept open between cycles (sysfs.py): one pread per attribute.
+    collector = AmdGpuCollector(
+        HostFiles(parts.host.root, keep_open=True), static_facts=parts.statics.facts
+    )
     interval = parts.config.gpu_interval_seconds
     return Binding(
         name=collector.name,
@@ -168,7 +171,7 @@ def _rdma(parts: AgentParts) -> Binding[ib.RdmaSnapshot]:
     fallback = None
     if parts.config.rdma_tool_fallback:
         fallback = RdmaToolReader(parts.tools, tool=parts.host_config.rdma_tool).read
-    collector = RdmaCollector(parts.host, fallback=fallback)
+    collector = RdmaCollector(HostFiles(parts.host.root, keep_open=True), fallback=fallback)
     interval = parts.config.rdma_interval_seconds
     return Binding(
         name=collector.name,

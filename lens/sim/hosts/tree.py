@@ -144,7 +144,8 @@ class HostTree:
         (self.root / relative).unlink()
 
     def corrupt(self, relative: str, content: str | bytes) -> None:
-        files.write(self.root / relative, content)
+        """Make a file say exactly `content`, as a misbehaving driver would."""
+        files.overwrite(self.root / relative, content)
 
     def nvml(self) -> nvml.FakeNvml:
         """The NVML stand-in for this node's NVIDIA GPUs."""

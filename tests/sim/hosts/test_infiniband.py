@@ -23,4 +23,6 @@ def test_a_down_port_says_so(memory_dir: Path) -> None:
     tree = HostTree(memory_dir, NodeSpec(gpus=0, rdma=1), clock=FakeClock()).build()
     down = dataclasses.replace(tree.node.port_readings[0], state="DOWN")
     infiniband.write_readings(tree.root, tree.node.nics[0], down)
-    assert (tree.root / "sys/class/infiniband/mlx5_0/ports/1/state").read_text() == "1: DOWN\n"
+    assert (
+        tree.root / "sys/class/infiniband/mlx5_0/ports/1/state"
+    ).read_text().strip() == "1: DOWN"

@@ -1,0 +1,189 @@
+"""Node agent cost on a simulated 8 x MI300X node with 8 RDMA ports, against the original's way.
+
+1. CPU per collection cycle: Lens reading sysfs (all collectors, one render) against the
+   original's cycle of spawning `amd-smi static --json`, `rocm-smi --showdriverversion --json`,
+   `rocm-smi -t -f -P -u --showmemuse -b --json` and `rdma statistic show` (REFERENCE.md 8),
+   run here against the simulator's stand-ins, children's CPU included.
+2. `lens node-agent` as its own process at the default 1 s intervals for `--seconds` (60 by
+   default), the tree's readings moving every second: its CPU share of one core, its peak RSS,
+   and the latency of /metrics under a 1 Hz scraper.
+Budgets (issue 4): at most 1 % of one core, 80 MiB RSS, /metrics p99 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lens.devices.tools import ToolRunner
+from lens.roles.node_agent import main as node_agent
+from lens.runtime.clock import FakeClock
+from lens.runtime.config import Config, HostConfig, ServerConfig
+from lens.sim.hosts.state import NodeSpec
+from lens.sim.hosts.tree import HostTree
+
+ORIGINAL_CYCLE = (
+    ("amd-smi", "static", "--json"),
+    ("rocm-smi", "--showdriverversion", "--json"),
+    ("rocm-smi", "-t", "-f", "-P", "-u", "--showmemuse", "-b", "--json"),
+    ("rdma", "statistic", "show"),
+)
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _lens_cycle_ms(tree: HostTree, cycles: int) -> dict[str, float]:
+    config = Config(
+        host=HostConfig(root=str(tree.root)),
+        server=ServerConfig(host="127.0.0.1", port=0),
+    )
+    clock = FakeClock()
+    agent = node_agent.build(config, clock=clock, handle_signals=False)
+    try:
+        for _ in range(5):
+            agent.cycle.run()  # warm-up: label caches, first listings
+        start_cpu, start = _cpu_seconds(), time.perf_counter()
+        for _ in range(cycles):
+            agent.cycle.run()
+            clock.advance(1.0)
+        cpu, wall = _cpu_seconds() - start_cpu, time.perf_counter() - start
+        body, _ = agent.kit.cache.latest()
+    finally:
+        agent.cycle.close()
+    return {
+        "cpu_ms": round(1000 * cpu / cycles, 3),
+        "wall_ms": round(1000 * wall / cycles, 3),
+        "metrics_bytes": len(body),
+        "metrics_samples": sum(1 for line in body.splitlines() if not line.startswith(b"#")),
+    }
+
+
+def _original_cycle_ms(tree: HostTree, cycles: int) -> dict[str, float]:
+    runner = ToolRunner(root=str(tree.root), timeout_seconds=60)
+    runner.run(ORIGINAL_CYCLE[0])  # warm the page cache
+    start_cpu, start = _cpu_seconds(), time.perf_counter()
+    for _ in range(cycles):
+        for command in ORIGINAL_CYCLE:
+            runner.run(command)
+    cpu, wall = _cpu_seconds() - start_cpu, time.perf_counter() - start
+    return {"cpu_ms": round(1000 * cpu / cycles, 1), "wall_ms": round(1000 * wall / cycles, 1)}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _process_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def _scrape(connection: http.client.HTTPConnection) -> tuple[float, int]:
+    start = time.perf_counter()
+    connection.request("GET", "/metrics")
+    response = connection.getresponse()
+    body = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"/metrics answered {response.status}")
+    return time.perf_counter() - start, len(body)
+
+
+def _wait_ready(port: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/readyz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the node agent did not become ready")
+
+
+def _agent_process(tree: HostTree, seconds: float) -> dict[str, float]:
+    port = _free_port()
+    env = {**os.environ, "LENS_SERVER__HOST": "127.0.0.1", "LENS_LOGGING__LEVEL": "warning"}
+    command = [sys.executable, "-m", "lens", "node-agent", "--host-root", str(tree.root)]
+    with subprocess.Popen([*command, "--port", str(port)], env=env) as process:
+        try:
+            _wait_ready(port, time.monotonic() + 60)
+            time.sleep(3)  # past start-up: imports and the first renders
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            cpu_start, start = _process_cpu_seconds(process.pid), time.monotonic()
+            latencies, sizes = [], []
+            next_tick = start
+            while time.monotonic() - start < seconds:
+                tree.update()  # readings move, as on a busy node
+                took, size = _scrape(connection)
+                latencies.append(took)
+                sizes.append(size)
+                next_tick += 1.0
+                time.sleep(max(0.0, next_tick - time.monotonic()))
+            cpu = _process_cpu_seconds(process.pid) - cpu_start
+            elapsed = time.monotonic() - start
+            rss = _peak_rss_mib(process.pid)
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+    latencies.sort()
+    return {
+        "seconds": round(elapsed, 1),
+        "cpu_share_of_one_core_percent": round(100 * cpu / elapsed, 3),
+        "peak_rss_mib": rss,
+        "scrapes": len(latencies),
+        "metrics_p50_ms": round(1000 * statistics.median(latencies), 3),
+        "metrics_p99_ms": round(
+            1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3
+        ),
+        "metrics_max_ms": round(1000 * latencies[-1], 3),
+        "metrics_bytes": sizes[-1],
+    }
+
+
+def run(argv: list[str]) -> dict[str, object]:
+    parser = argparse.ArgumentParser(prog="python -m bench node_agent")
+    parser.add_argument("--cycles", type=int, default=200, help="Lens cycles timed in-process")
+    parser.add_argument("--original-cycles", type=int, default=5, help="tool cycles timed")
+    parser.add_argument("--seconds", type=float, default=60, help="length of the process run")
+    args = parser.parse_args(argv)
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="lens-bench-", dir=base) as directory:
+        tree = HostTree(Path(directory) / "node", NodeSpec(gpus=8, rdma=8)).build()
+        lens_cycle = _lens_cycle_ms(tree, args.cycles)
+        original = _original_cycle_ms(tree, args.original_cycles)
+        process = _agent_process(tree, args.seconds)
+    return {
+        "node": "8 x MI300X, 8 RoCE ports (simulated tree in memory)",
+        "lens_cycle": lens_cycle,
+        "original_cycle_spawning_tools": original,
+        "cpu_per_cycle_ratio": round(original["cpu_ms"] / lens_cycle["cpu_ms"], 1),
+        "agent_process": process,
+        "budgets": {
+            "cpu_share_ok": process["cpu_share_of_one_core_percent"] <= 1.0,
+            "peak_rss_ok": process["peak_rss_mib"] <= 80,
+            "metrics_p99_ok": process["metrics_p99_ms"] <= 5.0,
+        },
+    }
