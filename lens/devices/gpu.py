@@ -8,10 +8,9 @@ original exporter's `gpu_utilization{gpu_id}` (a percentage) for dashboards buil
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
 from typing import Literal
 
-from lens.runtime.families import FamilyGroup, FamilySpec, FamilyType, Sample
+from lens.runtime.families import FamilyGroup, FamilySpec, Sample, one, spec
 
 Vendor = Literal["amd", "nvidia"]
 
@@ -75,10 +74,6 @@ class GpuCollection:
     problems: tuple[str, ...] = ()
 
 
-def _one(value: float | int | None) -> list[Sample]:
-    return [((), None if value is None else float(value))]
-
-
 def _info(gpu: GpuSnapshot) -> list[Sample]:
     static = gpu.static or GpuStatic(pci_bus_id=gpu.pci_bus_id)
     labels = (
@@ -93,22 +88,11 @@ def _info(gpu: GpuSnapshot) -> list[Sample]:
     return [(labels, 1.0)]
 
 
-def _spec(
-    name: str,
-    help: str,
-    kind: FamilyType = "gauge",
-    labels: tuple[str, ...] = (),
-    *,
-    samples: Callable[[GpuSnapshot], Iterable[Sample]],
-) -> FamilySpec[GpuSnapshot]:
-    return FamilySpec(name=name, help=help, type=kind, labels=labels, samples=samples)
-
-
 FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
     identity_labels=("gpu", "card", "pci_bus_id", "serial", "model"),
     identity=lambda g: (str(g.index), g.card, g.pci_bus_id, g.serial, g.model),
     specs=(
-        _spec(
+        spec(
             "lens_gpu_info",
             "Static facts of a GPU as labels; the value is always 1.",
             "info",
@@ -123,73 +107,73 @@ FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
             ),
             samples=_info,
         ),
-        _spec(
+        spec(
             "lens_gpu_utilization_ratio",
             "Share of time the GPU's compute engines were busy, from 0 to 1.",
-            samples=lambda g: _one(g.utilization_ratio),
+            samples=lambda g: one(g.utilization_ratio),
         ),
-        _spec(
+        spec(
             "lens_gpu_memory_activity_ratio",
             "Share of time the GPU's memory controller was busy, from 0 to 1.",
-            samples=lambda g: _one(g.memory_activity_ratio),
+            samples=lambda g: one(g.memory_activity_ratio),
         ),
-        _spec(
+        spec(
             "lens_gpu_memory_total_bytes",
             "GPU memory (VRAM) size in bytes.",
-            samples=lambda g: _one(g.memory_total_bytes),
+            samples=lambda g: one(g.memory_total_bytes),
         ),
-        _spec(
+        spec(
             "lens_gpu_memory_used_bytes",
             "GPU memory (VRAM) in use, in bytes.",
-            samples=lambda g: _one(g.memory_used_bytes),
+            samples=lambda g: one(g.memory_used_bytes),
         ),
-        _spec(
+        spec(
             "lens_gpu_power_watts",
             "Power draw of the GPU board or socket, in watts.",
-            samples=lambda g: _one(g.power_watts),
+            samples=lambda g: one(g.power_watts),
         ),
-        _spec(
+        spec(
             "lens_gpu_power_limit_watts",
             "Power cap in force, in watts.",
-            samples=lambda g: _one(g.power_limit_watts),
+            samples=lambda g: one(g.power_limit_watts),
         ),
-        _spec(
+        spec(
             "lens_gpu_energy_joules_total",
             "Energy used since the driver loaded, in joules.",
             "counter",
-            samples=lambda g: _one(g.energy_joules),
+            samples=lambda g: one(g.energy_joules),
         ),
-        _spec(
+        spec(
             "lens_gpu_temperature_celsius",
             "Temperature by sensor (AMD: edge, junction, memory; NVIDIA: gpu), in degrees Celsius.",
             labels=("sensor",),
             samples=lambda g: [((sensor,), value) for sensor, value in g.temperatures_celsius],
         ),
-        _spec(
+        spec(
             "lens_gpu_clock_hertz",
             "Current clock by domain (sclk: compute, mclk: memory), in hertz.",
             labels=("domain",),
             samples=lambda g: [((domain,), value) for domain, value in g.clocks_hertz],
         ),
-        _spec(
+        spec(
             "lens_gpu_pcie_link_speed_transfers_per_second",
             "Current PCIe link speed per lane, in transfers per second.",
-            samples=lambda g: _one(
+            samples=lambda g: one(
                 None if g.pcie_link_speed_gts is None else g.pcie_link_speed_gts * 1e9
             ),
         ),
-        _spec(
+        spec(
             "lens_gpu_pcie_link_width_lanes",
             "Current PCIe link width in lanes.",
-            samples=lambda g: _one(g.pcie_link_width),
+            samples=lambda g: one(g.pcie_link_width),
         ),
-        _spec(
+        spec(
             "lens_gpu_pcie_replays_total",
             "PCIe packets replayed since the driver loaded.",
             "counter",
-            samples=lambda g: _one(g.pcie_replays),
+            samples=lambda g: one(g.pcie_replays),
         ),
-        _spec(
+        spec(
             "lens_gpu_ecc_errors_total",
             "Memory errors by RAS block and kind (correctable, uncorrectable) since the driver "
             "loaded.",
@@ -199,7 +183,7 @@ FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
                 ((block, kind), float(count)) for block, kind, count in g.ecc_errors
             ],
         ),
-        _spec(
+        spec(
             "lens_gpu_partition_utilization_ratio",
             "Share of time a compute partition's engines were busy, from 0 to 1.",
             labels=("partition",),
@@ -218,7 +202,7 @@ COMPAT_FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
             name="gpu_utilization",
             help="GPU use in percent, from 0 to 100 (the original exporter's name).",
             type="gauge",
-            samples=lambda g: _one(
+            samples=lambda g: one(
                 None if g.utilization_ratio is None else g.utilization_ratio * 100
             ),
             stability="stable",

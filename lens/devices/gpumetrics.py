@@ -230,8 +230,8 @@ V1_6 = struct_layout(
     + "u16 num_partition; xcp xcp_stats[8]; u32 pcie_lc_perf_other_end_recovery;",
     xcp=XCP_METRICS,
 )
-V1_7 = struct_layout(
-    "gpu_metrics_v1_7",
+# v1.7 and v1.8 share their fields; only the per-partition block (xcp) grew.
+_V1_7_FIELDS = (
     _HEADER
     + _V1_4_START
     + _ACTIVITY
@@ -243,25 +243,10 @@ V1_7 = struct_layout(
     + _XGMI_DATA
     + "u16 xgmi_link_status[8]; u16 padding;"
     + _CLOCKS
-    + "u16 num_partition; xcp xcp_stats[8]; u32 pcie_lc_perf_other_end_recovery;",
-    xcp=XCP_METRICS_V1_1,
+    + "u16 num_partition; xcp xcp_stats[8]; u32 pcie_lc_perf_other_end_recovery;"
 )
-V1_8 = struct_layout(
-    "gpu_metrics_v1_8",
-    _HEADER
-    + _V1_4_START
-    + _ACTIVITY
-    + "u64 mem_max_bandwidth;"
-    + _RESIDENCY
-    + "u32 gfxclk_lock_status;"
-    + _PCIE_XGMI
-    + _NAKS
-    + _XGMI_DATA
-    + "u16 xgmi_link_status[8]; u16 padding;"
-    + _CLOCKS
-    + "u16 num_partition; xcp xcp_stats[8]; u32 pcie_lc_perf_other_end_recovery;",
-    xcp=XCP_METRICS_V1_2,
-)
+V1_7 = struct_layout("gpu_metrics_v1_7", _V1_7_FIELDS, xcp=XCP_METRICS_V1_1)
+V1_8 = struct_layout("gpu_metrics_v1_8", _V1_7_FIELDS, xcp=XCP_METRICS_V1_2)
 
 # Several layouts share a revision; the structure size tells them apart.
 LAYOUTS: dict[tuple[int, int], tuple[Layout, ...]] = {

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from lens.runtime.families import FamilyGroup, FamilySpec, FamilyType, Sample
+from lens.runtime.families import FamilyGroup, FamilySpec, Sample, one, spec
 from lens.runtime.selfmetrics import FamilyDoc
 from lens.runtime.textformat import escape_label_value, format_value
 
@@ -74,10 +74,6 @@ class RdmaSnapshot:
         return tuple(port for device in self.devices for port in device.ports)
 
 
-def _one(value: float | int | None) -> list[Sample]:
-    return [((), None if value is None else float(value))]
-
-
 def _state_set(current: str | None, states: Sequence[str]) -> list[Sample]:
     if current is None:
         return []
@@ -85,70 +81,59 @@ def _state_set(current: str | None, states: Sequence[str]) -> list[Sample]:
     return [((state,), 1.0 if state == current else 0.0) for state in known]
 
 
-def _port(
-    name: str,
-    help: str,
-    kind: FamilyType = "gauge",
-    labels: tuple[str, ...] = (),
-    *,
-    samples: Callable[[RdmaPort], Iterable[Sample]],
-) -> FamilySpec[RdmaPort]:
-    return FamilySpec(name=name, help=help, type=kind, labels=labels, samples=samples)
-
-
 PORT_FAMILIES: FamilyGroup[RdmaPort] = FamilyGroup(
     identity_labels=("device", "port"),
     identity=lambda p: (p.device, str(p.port)),
     specs=(
-        _port(
+        spec(
             "lens_ib_port_info",
             "An RDMA port's link layer and network device as labels; the value is always 1.",
             "info",
             ("link_layer", "netdev"),
             samples=lambda p: [((p.link_layer or "", p.netdev or ""), 1.0)],
         ),
-        _port(
+        spec(
             "lens_ib_port_state",
             "Logical port state as a state set: 1 on the current state (ACTIVE when usable).",
             labels=("state",),
             samples=lambda p: _state_set(p.state, PORT_STATES),
         ),
-        _port(
+        spec(
             "lens_ib_port_physical_state",
             "Physical link state as a state set: 1 on the current state (LinkUp when cabled).",
             labels=("state",),
             samples=lambda p: _state_set(p.physical_state, PHYSICAL_STATES),
         ),
-        _port(
+        spec(
             "lens_ib_port_rate_bytes_per_second",
             "Signalling rate of the active link, in bytes per second.",
-            samples=lambda p: _one(p.rate_bytes_per_second),
+            samples=lambda p: one(p.rate_bytes_per_second),
         ),
-        _port(
+        spec(
             "lens_ib_port_transmit_bytes_total",
             "Data sent, in bytes (the kernel's PMA counter counts 4-byte words).",
             "counter",
-            samples=lambda p: _one(p.transmit_bytes),
+            samples=lambda p: one(p.transmit_bytes),
         ),
-        _port(
+        spec(
             "lens_ib_port_receive_bytes_total",
             "Data received, in bytes (the kernel's PMA counter counts 4-byte words).",
             "counter",
-            samples=lambda p: _one(p.receive_bytes),
+            samples=lambda p: one(p.receive_bytes),
         ),
-        _port(
+        spec(
             "lens_ib_port_transmit_packets_total",
             "Packets sent.",
             "counter",
-            samples=lambda p: _one(p.transmit_packets),
+            samples=lambda p: one(p.transmit_packets),
         ),
-        _port(
+        spec(
             "lens_ib_port_receive_packets_total",
             "Packets received.",
             "counter",
-            samples=lambda p: _one(p.receive_packets),
+            samples=lambda p: one(p.receive_packets),
         ),
-        _port(
+        spec(
             "lens_ib_port_pma_counter_total",
             "Other port counters of the IB performance management agent (errors, discards, "
             "unicast and multicast packets, transmit wait ticks) by name, as the kernel counts.",
@@ -156,7 +141,7 @@ PORT_FAMILIES: FamilyGroup[RdmaPort] = FamilyGroup(
             ("counter",),
             samples=lambda p: [((name,), float(value)) for name, value in p.counters],
         ),
-        _port(
+        spec(
             "lens_ib_port_hw_counter_total",
             "Driver counters of a port (hw_counters, what `rdma statistic` shows) by name.",
             "counter",

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from lens.runtime import errors
-from lens.runtime.families import FamilyGroup, FamilySpec, Sample
+from lens.runtime.families import FamilyGroup, FamilySpec, one
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,10 +95,6 @@ def parse_summary(document: object) -> EphemeralStorage:
     )
 
 
-def _one(value: float | int | None) -> list[Sample]:
-    return [((), None if value is None else float(value))]
-
-
 NODE_FS_FAMILIES: FamilyGroup[NodeFs] = FamilyGroup(
     identity_labels=("fs",),
     identity=lambda f: (f.fs,),
@@ -107,19 +103,19 @@ NODE_FS_FAMILIES: FamilyGroup[NodeFs] = FamilyGroup(
             name="lens_kube_node_fs_used_bytes",
             help="Bytes used on a node file system the kubelet manages (root or image).",
             type="gauge",
-            samples=lambda f: _one(f.usage.used_bytes),
+            samples=lambda f: one(f.usage.used_bytes),
         ),
         FamilySpec(
             name="lens_kube_node_fs_available_bytes",
             help="Bytes available to pods on a node file system (root or image).",
             type="gauge",
-            samples=lambda f: _one(f.usage.available_bytes),
+            samples=lambda f: one(f.usage.available_bytes),
         ),
         FamilySpec(
             name="lens_kube_node_fs_capacity_bytes",
             help="Size of a node file system (root or image), in bytes.",
             type="gauge",
-            samples=lambda f: _one(f.usage.capacity_bytes),
+            samples=lambda f: one(f.usage.capacity_bytes),
         ),
     ),
 )
@@ -132,7 +128,7 @@ POD_FAMILIES: FamilyGroup[PodStorage] = FamilyGroup(
             name="lens_kube_pod_ephemeral_storage_used_bytes",
             help="Ephemeral storage a pod uses (writable layers, logs, emptyDirs), in bytes.",
             type="gauge",
-            samples=lambda p: _one(p.used_bytes),
+            samples=lambda p: one(p.used_bytes),
         ),
     ),
 )
@@ -154,21 +150,21 @@ COMPAT_NODE_FAMILIES: FamilyGroup[NodeStorage] = FamilyGroup(
             name="node_ephemeral_storage_usage_bytes",
             help="Bytes used on the node's root file system (the original exporter's name).",
             type="gauge",
-            samples=lambda n: _one(n.usage.used_bytes),
+            samples=lambda n: one(n.usage.used_bytes),
             stability="stable",
         ),
         FamilySpec(
             name="node_ephemeral_storage_available_bytes",
             help="Bytes available on the node's root file system (the original exporter's name).",
             type="gauge",
-            samples=lambda n: _one(n.usage.available_bytes),
+            samples=lambda n: one(n.usage.available_bytes),
             stability="stable",
         ),
         FamilySpec(
             name="node_ephemeral_storage_capacity_bytes",
             help="Size of the node's root file system in bytes (the original exporter's name).",
             type="gauge",
-            samples=lambda n: _one(n.usage.capacity_bytes),
+            samples=lambda n: one(n.usage.capacity_bytes),
             stability="stable",
         ),
         FamilySpec(
@@ -176,7 +172,7 @@ COMPAT_NODE_FAMILIES: FamilyGroup[NodeStorage] = FamilyGroup(
             help="Used share of the node's root file system as a ratio from 0 to 1, despite the "
             "name (the original exporter's name and value).",
             type="gauge",
-            samples=lambda n: _one(n.usage.used_ratio),
+            samples=lambda n: one(n.usage.used_ratio),
             stability="stable",
         ),
     ),
@@ -197,7 +193,7 @@ COMPAT_POD_FAMILIES: FamilyGroup[CompatPodStorage] = FamilyGroup(
             name="pod_ephemeral_storage_usage_bytes",
             help="Ephemeral storage a pod uses, in bytes (the original exporter's name).",
             type="gauge",
-            samples=lambda c: _one(c.pod.used_bytes),
+            samples=lambda c: one(c.pod.used_bytes),
             stability="stable",
         ),
     ),

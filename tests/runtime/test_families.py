@@ -91,3 +91,17 @@ def test_check_groups_refuses_duplicates_and_bad_names() -> None:
     )
     with pytest.raises(ValueError, match="ends in _total"):
         families.check_groups([bad])
+
+
+def test_spec_and_one_write_family_tables_compactly() -> None:
+    from lens.runtime.families import one, spec
+
+    written = spec("lens_demo_bytes", "Bytes.", labels=("kind",), samples=lambda n: one(n))
+    assert written == FamilySpec(
+        name="lens_demo_bytes",
+        help="Bytes.",
+        type="gauge",
+        labels=("kind",),
+        samples=written.samples,
+    )
+    assert list(written.samples(3)) == [((), 3.0)] and one(None) == [((), None)]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from lens.devices import gpu as gpu_families
 from lens.devices import ib, vendors
@@ -29,11 +29,13 @@ from lens.kube.allocation import GpuAllocation
 from lens.kube.ephemeral import EphemeralStorage
 from lens.kube.kubelet import KubeletClient
 from lens.roles.node_agent.cycle import Binding, CollectorMetrics, Rendered
-from lens.roles.node_agent.state import AgentState
+from lens.roles.node_agent.state import AgentState, Latest
 from lens.runtime import errors
 from lens.runtime.config import HostConfig, NodeAgentConfig
 from lens.runtime.families import check_groups, describe
 from lens.runtime.selfmetrics import FamilyDoc, SelfMetrics
+
+T = TypeVar("T")
 
 
 class VendorPresence:
@@ -76,8 +78,27 @@ class CollectorEntry:
     build: Callable[[AgentParts], Binding[Any]]
 
 
-def _timeout(config: NodeAgentConfig, interval: float) -> float:
-    return min(config.collector_timeout_seconds, interval)
+def _bind(
+    parts: AgentParts,
+    *,
+    name: str,
+    interval: float,
+    collect: Callable[[], T],
+    render: Callable[[T], Iterable[Rendered]],
+    into: Latest[T],
+    **options: Any,
+) -> Binding[T]:
+    """A binding whose result goes to `into`, with a timeout never longer than its interval."""
+    return Binding(
+        name=name,
+        interval_seconds=interval,
+        timeout_seconds=min(parts.config.collector_timeout_seconds, interval),
+        collect=collect,
+        render=render,
+        keep=into.keep,
+        lose=into.lose,
+        **options,
+    )
 
 
 def _render_gpus(collection: GpuCollection) -> list[Rendered]:
@@ -96,15 +117,13 @@ def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
     collector = AmdGpuCollector(
         HostFiles(parts.host.root, keep_open=True), static_facts=parts.statics.facts
     )
-    interval = parts.config.gpu_interval_seconds
-    return Binding(
+    return _bind(
+        parts,
         name=collector.name,
-        interval_seconds=interval,
-        timeout_seconds=_timeout(parts.config, interval),
+        interval=parts.config.gpu_interval_seconds,
         collect=collector.collect,
         render=_render_gpus,
-        keep=parts.state.gpus["amd"].keep,
-        lose=parts.state.gpus["amd"].lose,
+        into=parts.state.gpus["amd"],
         problems=_problems,
         applicable=lambda: parts.vendors.present("amd"),
     )
@@ -128,15 +147,13 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
         shifted = tuple(dataclasses.replace(g, index=g.index + offset) for g in collection.gpus)
         return dataclasses.replace(collection, gpus=shifted)
 
-    interval = parts.config.gpu_interval_seconds
-    return Binding(
+    return _bind(
+        parts,
         name=NvidiaGpuCollector.name,
-        interval_seconds=interval,
-        timeout_seconds=_timeout(parts.config, interval),
+        interval=parts.config.gpu_interval_seconds,
         collect=collect,
         render=_render_gpus,
-        keep=parts.state.gpus["nvidia"].keep,
-        lose=parts.state.gpus["nvidia"].lose,
+        into=parts.state.gpus["nvidia"],
         settle=after_amd,
         problems=_problems,
         applicable=lambda: parts.vendors.present("nvidia"),
@@ -145,15 +162,13 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
 
 def _dri(parts: AgentParts) -> Binding[Any]:
     collector = DriCollector(parts.host)
-    interval = parts.config.dri_interval_seconds
-    return Binding(
+    return _bind(
+        parts,
         name=collector.name,
-        interval_seconds=interval,
-        timeout_seconds=_timeout(parts.config, interval),
+        interval=parts.config.dri_interval_seconds,
         collect=collector.collect,
         render=lambda _: (),
-        keep=parts.state.dri.keep,
-        lose=parts.state.dri.lose,
+        into=parts.state.dri,
         applicable=lambda: parts.vendors.present("amd") or parts.vendors.present("nvidia"),
     )
 
@@ -172,15 +187,13 @@ def _rdma(parts: AgentParts) -> Binding[ib.RdmaSnapshot]:
     if parts.config.rdma_tool_fallback:
         fallback = RdmaToolReader(parts.tools, tool=parts.host_config.rdma_tool).read
     collector = RdmaCollector(HostFiles(parts.host.root, keep_open=True), fallback=fallback)
-    interval = parts.config.rdma_interval_seconds
-    return Binding(
+    return _bind(
+        parts,
         name=collector.name,
-        interval_seconds=interval,
-        timeout_seconds=_timeout(parts.config, interval),
+        interval=parts.config.rdma_interval_seconds,
         collect=collector.collect,
         render=_render_rdma,
-        keep=parts.state.rdma.keep,
-        lose=parts.state.rdma.lose,
+        into=parts.state.rdma,
         problems=lambda snapshot: snapshot.problems,
     )
 
@@ -213,15 +226,13 @@ def _kubelet(parts: AgentParts) -> Binding[GpuAllocation]:
             rendered.append((allocation.COMPAT_FAMILIES, [rate]))
         return rendered
 
-    interval = parts.config.kubelet_interval_seconds
-    return Binding(
+    return _bind(
+        parts,
         name="kubelet",
-        interval_seconds=interval,
-        timeout_seconds=_timeout(parts.config, interval),
+        interval=parts.config.kubelet_interval_seconds,
         collect=collect,
         render=render,
-        keep=parts.state.allocation.keep,
-        lose=parts.state.allocation.lose,
+        into=parts.state.allocation,
     )
 
 
@@ -238,15 +249,13 @@ def _render_storage(storage: EphemeralStorage) -> list[Rendered]:
 
 
 def _ephemeral_storage(parts: AgentParts) -> Binding[EphemeralStorage]:
-    interval = parts.config.kubelet_interval_seconds
-    return Binding(
+    return _bind(
+        parts,
         name="ephemeral_storage",
-        interval_seconds=interval,
-        timeout_seconds=_timeout(parts.config, interval),
+        interval=parts.config.kubelet_interval_seconds,
         collect=lambda: ephemeral.parse_summary(parts.kubelet().get_json("/stats/summary")),
         render=_render_storage,
-        keep=parts.state.storage.keep,
-        lose=parts.state.storage.lose,
+        into=parts.state.storage,
     )
 
 

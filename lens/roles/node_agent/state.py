@@ -35,7 +35,9 @@ class Observed(Generic[T]):
         return self.failure is None
 
 
-class _Latest(Generic[T]):
+class Latest(Generic[T]):
+    """One collector's last good result, replaced on success and marked on failure."""
+
     def __init__(self, wall_time: Callable[[], float]) -> None:
         self._time = wall_time
         self._lock = threading.Lock()
@@ -60,14 +62,14 @@ class AgentState:
 
     def __init__(self, wall_time: Callable[[], float]) -> None:
         self.time = wall_time
-        self.gpus: dict[Vendor, _Latest[GpuCollection]] = {
-            "amd": _Latest(wall_time),
-            "nvidia": _Latest(wall_time),
+        self.gpus: dict[Vendor, Latest[GpuCollection]] = {
+            "amd": Latest(wall_time),
+            "nvidia": Latest(wall_time),
         }
-        self.dri: _Latest[DriMapping] = _Latest(wall_time)
-        self.rdma: _Latest[RdmaSnapshot] = _Latest(wall_time)
-        self.allocation: _Latest[GpuAllocation] = _Latest(wall_time)
-        self.storage: _Latest[EphemeralStorage] = _Latest(wall_time)
+        self.dri: Latest[DriMapping] = Latest(wall_time)
+        self.rdma: Latest[RdmaSnapshot] = Latest(wall_time)
+        self.allocation: Latest[GpuAllocation] = Latest(wall_time)
+        self.storage: Latest[EphemeralStorage] = Latest(wall_time)
 
     def known_gpus(self) -> list[tuple[GpuSnapshot, Observed[GpuCollection]]]:
         """Every GPU of the last good collections, AMD first, each with its collection."""
