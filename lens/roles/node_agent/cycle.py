@@ -145,7 +145,10 @@ class CollectionCycle:
 
     def _start_if_due(self, slot: _Slot, now: float) -> bool:
         binding = slot.binding
-        if now < slot.due or not binding.applicable():
+        if not binding.applicable():
+            slot.rendered = ()  # the hardware went away: so do its series
+            return False
+        if now < slot.due:
             return False
         slot.due = now + binding.interval_seconds
         if slot.running is not None and not slot.running.done():
@@ -177,6 +180,12 @@ class CollectionCycle:
                 self._failed(slot, "error", str(exc), level=logging.DEBUG)
             except errors.LensError as exc:
                 self._failed(slot, "error", str(exc))
+            except Exception as exc:  # a bug in a collector: contained to it, logged in full
+                if slot.failing is None:
+                    log.error(
+                        "collector crashed", extra={"collector": slot.binding.name}, exc_info=exc
+                    )
+                self._failed(slot, "error", f"{type(exc).__name__}: {exc}")
             else:
                 self._succeeded(slot, result, took)
 

@@ -129,11 +129,12 @@ def build(
         handle_signals=handle_signals,
     )
     collectors.check_families()
+    enabled = _enabled(config)  # before any tool runs: a typo fails the start at once
     parts = _parts(config, role.clock, nvml_binding)
     refresh = _refresher(parts)
     refresh()
     cycle = CollectionCycle(
-        collectors.bindings(parts, _enabled(config)),
+        collectors.bindings(parts, enabled),
         clock=role.clock,
         metrics=CollectorMetrics(role.metrics),
         publish=role.publisher.publish,
@@ -169,8 +170,13 @@ def build(
 
 def _refresher(parts: collectors.AgentParts) -> Callable[[], None]:
     def refresh() -> None:
-        found = parts.vendors.refresh()
-        inventory = parts.statics.refresh()
+        try:
+            found = parts.vendors.refresh()
+            inventory = parts.statics.refresh()
+        except errors.LensError as exc:
+            # sysfs itself unreadable: the collectors will say so; keep the last facts.
+            log.warning("static facts not refreshed", extra={"reason": str(exc)})
+            return
         log.debug(
             "static facts refreshed",
             extra={

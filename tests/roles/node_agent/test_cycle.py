@@ -203,3 +203,33 @@ def test_names_are_unique() -> None:
             metrics=CollectorMetrics(SelfMetrics(process=False)),
             publish=lambda: None,
         )
+
+
+def test_a_crashing_collector_is_contained(
+    rigs: list[Rig], caplog: pytest.LogCaptureFixture
+) -> None:
+    def crash() -> float:
+        raise KeyError("temp1_input")
+
+    rig = Rig(_binding("bad", crash), _binding("good", lambda: 1.0))
+    rigs.append(rig)
+    with caplog.at_level(logging.ERROR, logger="lens.roles.node_agent.cycle"):
+        rig.cycle.run()
+        rig.clock.advance(1)
+        rig.cycle.run()
+    assert 'device="good"' in rig.cycle.render_text() and rig.published == 2
+    assert rig.sample("lens_collector_runs_total", collector="bad", result="error") == 2
+    crashed = [r for r in caplog.records if r.getMessage() == "collector crashed"]
+    assert len(crashed) == 1 and crashed[0].exc_info is not None
+
+
+def test_series_go_when_the_hardware_does(rigs: list[Rig]) -> None:
+    present = {"gpu": True}
+    rig = Rig(_binding("a", lambda: 1.0, applicable=lambda: present["gpu"]))
+    rigs.append(rig)
+    rig.cycle.run()
+    assert 'device="a"' in rig.cycle.render_text()
+    present["gpu"] = False
+    rig.clock.advance(1)
+    rig.cycle.run()
+    assert rig.cycle.render_text() == ""

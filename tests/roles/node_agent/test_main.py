@@ -196,3 +196,18 @@ def test_without_a_kubelet_url_the_kubelet_collectors_are_off(
     )
     agent.cycle.run()
     assert 'collector="kubelet"' not in json.dumps(agent.cycle.render_text())
+
+
+def test_an_unreadable_sysfs_at_start_is_logged_not_fatal(
+    mi300x: HostTree, make_agent: MakeAgent, caplog: pytest.LogCaptureFixture
+) -> None:
+    devices = mi300x.root / "sys/bus/pci/devices"
+    for link in devices.iterdir():
+        link.unlink()
+    devices.rmdir()
+    devices.write_text("not a directory\n")
+    with caplog.at_level("WARNING", logger="lens.roles.node_agent.main"):
+        agent = make_agent(mi300x, collectors=("rdma",))
+    assert any(r.getMessage() == "static facts not refreshed" for r in caplog.records)
+    agent.cycle.run()
+    assert "lens_ib_port_state" in agent.cycle.render_text()
