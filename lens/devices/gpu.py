@@ -8,6 +8,7 @@ original exporter's `gpu_utilization{gpu_id}` (a percentage) for dashboards buil
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Literal
 
 from lens.runtime.families import FamilyGroup, FamilySpec, Sample, one, spec
@@ -72,6 +73,14 @@ class GpuCollection:
 
     gpus: tuple[GpuSnapshot, ...]
     problems: tuple[str, ...] = ()
+
+
+def numbered_after(gpus: Sequence[GpuSnapshot], count: int) -> tuple[GpuSnapshot, ...]:
+    """`gpus` renumbered to follow `count` others: on a node with both vendors, NVIDIA GPUs
+    come after the AMD ones so that `gpu` and the original's `gpu_id` stay unique."""
+    if not count:
+        return tuple(gpus)
+    return tuple(dataclasses.replace(g, index=g.index + count) for g in gpus)
 
 
 def _info(gpu: GpuSnapshot) -> list[Sample]:

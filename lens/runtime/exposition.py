@@ -39,11 +39,6 @@ def _collect(sources: Sequence[MetricSource]) -> Iterator[Metric]:
         yield from source.collect()
 
 
-def render(sources: Sequence[MetricSource]) -> bytes:
-    """The text exposition (format 0.0.4) of every family the sources yield now."""
-    return TextRenderer().render_metrics(_collect(sources)).encode()
-
-
 class ExpositionCache:
     """The bytes of the last render, swapped atomically; reads never block on a render."""
 

@@ -1,19 +1,18 @@
 """Metric families as data (STYLE S6): a FamilySpec maps a snapshot to samples.
 
-Collectors and jobs declare `FAMILIES` next to their snapshot type; a SnapshotFamilies holds the
-latest snapshots of one type and yields prometheus_client families for runtime/exposition.py.
+Collectors and jobs declare `FAMILIES` next to their snapshot type; runtime/textformat.py writes
+them as text, and a SnapshotFamilies holds the latest snapshots of one type as a text source of
+runtime/exposition.py's publisher.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-
-from lens.runtime import selfmetrics
+from lens.runtime import selfmetrics, textformat
 
 S = TypeVar("S")
 
@@ -93,37 +92,15 @@ def describe(groups: Sequence[FamilyGroup[Any]]) -> list[selfmetrics.FamilyDoc]:
     ]
 
 
-def _new_family(spec: FamilySpec[S], labels: list[str]) -> CounterMetricFamily | GaugeMetricFamily:
-    if spec.type == "counter":
-        return CounterMetricFamily(spec.name, spec.help, labels=labels)
-    return GaugeMetricFamily(spec.name, spec.help, labels=labels)
-
-
-def render_group(
-    group: FamilyGroup[S], snapshots: Sequence[S], *, opt_in: frozenset[str] = frozenset()
-) -> Iterator[Metric]:
-    """prometheus_client families for `snapshots`; families without samples are left out."""
-    identities = [group.identity(snapshot) for snapshot in snapshots]
-    for spec in group.specs:
-        if spec.opt_in and spec.name not in opt_in:
-            continue
-        family = _new_family(spec, list(group.identity_labels + spec.labels))
-        for snapshot, identity in zip(snapshots, identities, strict=True):
-            for values, value in spec.samples(snapshot):
-                if value is not None:
-                    family.add_metric(list(identity + values), value)
-        if family.samples:
-            yield family
-
-
 class SnapshotFamilies(Generic[S]):
-    """The latest snapshots of one type, rendered through its FamilyGroup on collect()."""
+    """The latest snapshots of one type, written through its FamilyGroup by render_text()."""
 
     def __init__(self, group: FamilyGroup[S], *, opt_in: frozenset[str] = frozenset()) -> None:
         self._group = group
         self._opt_in = opt_in
         self._snapshots: tuple[S, ...] = ()
         self._lock = threading.Lock()
+        self._renderer = textformat.TextRenderer()
 
     def update(self, snapshots: Iterable[S]) -> None:
         """Replace the snapshots; devices missing now are gone from the next render."""
@@ -131,7 +108,8 @@ class SnapshotFamilies(Generic[S]):
         with self._lock:
             self._snapshots = fresh
 
-    def collect(self) -> Iterator[Metric]:
+    def render_text(self) -> str:
         with self._lock:
-            snapshots = self._snapshots
-        yield from render_group(self._group, snapshots, opt_in=self._opt_in)
+            return self._renderer.render_groups(
+                [(self._group, self._snapshots)], opt_in=self._opt_in
+            )

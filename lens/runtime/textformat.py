@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import Metric
 
-from lens.runtime.families import FamilyGroup
+if TYPE_CHECKING:  # families.py renders through this module
+    from lens.runtime.families import FamilyGroup
 
-GroupSnapshots = tuple[FamilyGroup[Any], Sequence[Any]]
+GroupSnapshots = tuple["FamilyGroup[Any]", Sequence[Any]]
 """A family group and the snapshots to render through it."""
 
 _TYPES = {"counter": "counter", "gauge": "gauge", "info": "gauge", "histogram": "histogram"}

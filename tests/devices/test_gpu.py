@@ -6,7 +6,7 @@ from lens.devices import gpu
 from lens.devices.amdgpu import AmdGpuCollector
 from lens.devices.gpu import GpuSnapshot, GpuStatic
 from lens.devices.sysfs import HostFiles
-from lens.runtime import exposition, families
+from lens.runtime import families
 from lens.runtime.families import SnapshotFamilies
 from lens.sim.hosts.tree import HostTree
 
@@ -17,7 +17,7 @@ def _render(snapshots: list[GpuSnapshot]) -> str:
         source = SnapshotFamilies(group)
         source.update(snapshots)
         sources.append(source)
-    return exposition.render(sources).decode()
+    return "".join(source.render_text() for source in sources)
 
 
 def test_families_are_valid_and_unique() -> None:
@@ -49,3 +49,18 @@ def test_unknown_readings_are_left_out_and_compat_is_a_percentage() -> None:
     assert 'gpu_utilization{gpu_id="0"} 25.0' in text
     assert 'driver_version="6.10.5"' in text and 'compute_partition="SPX"' in text
     assert "lens_gpu_power_watts" not in text, "an unknown reading is no sample, and no family"
+
+
+def test_numbered_after_shifts_the_index_only() -> None:
+    first = GpuSnapshot(
+        vendor="nvidia",
+        index=0,
+        pci_bus_id="0000:f1:00.0",
+        card="nvidia0",
+        model="m",
+        serial="",
+        uuid="GPU-1",
+    )
+    assert gpu.numbered_after([first], 0) == (first,)
+    (moved,) = gpu.numbered_after([first], 8)
+    assert moved.index == 8 and moved.uuid == "GPU-1" and moved.card == "nvidia0"

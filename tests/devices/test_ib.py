@@ -6,7 +6,7 @@ from lens.devices import ib
 from lens.devices.ib import RdmaPort
 from lens.devices.rdma import RdmaCollector
 from lens.devices.sysfs import HostFiles
-from lens.runtime import exposition, families
+from lens.runtime import families
 from lens.runtime.families import SnapshotFamilies
 from lens.runtime.selfmetrics import check_family
 from lens.sim.hosts.tree import HostTree
@@ -17,7 +17,7 @@ def _render(tree: HostTree) -> str:
     ports, devices = SnapshotFamilies(ib.PORT_FAMILIES), SnapshotFamilies(ib.DEVICE_FAMILIES)
     ports.update(snapshot.ports)
     devices.update(snapshot.devices)
-    return exposition.render([devices, ports]).decode() + ib.render_compat(snapshot.ports)
+    return devices.render_text() + ports.render_text() + ib.render_compat(snapshot.ports)
 
 
 def test_families_are_valid_and_unique() -> None:

@@ -8,7 +8,7 @@ from lens.devices import gpu
 from lens.devices.nvidia import NvidiaGpuCollector
 from lens.devices.nvml import Nvml
 from lens.devices.sysfs import HostFiles
-from lens.runtime import errors, exposition
+from lens.runtime import errors
 from lens.runtime.families import SnapshotFamilies
 from lens.sim.hosts import nvml as fake
 from lens.sim.hosts.tree import HostTree
@@ -43,7 +43,7 @@ def test_renders_as_the_golden_file(h100: HostTree, golden) -> None:
         source = SnapshotFamilies(group)
         source.update(_collector(h100).collect().gpus)
         sources.append(source)
-    golden("h100.prom", exposition.render(sources).decode())
+    golden("h100.prom", "".join(source.render_text() for source in sources))
 
 
 def test_a_lost_gpu_is_left_out_and_named(h100: HostTree) -> None:

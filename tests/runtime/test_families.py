@@ -3,7 +3,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
 
 from lens.runtime import families
 from lens.runtime.families import FamilyGroup, FamilySpec, SnapshotFamilies
@@ -46,9 +45,7 @@ GROUP: FamilyGroup[Gpu] = FamilyGroup(
 
 
 def _text(source: SnapshotFamilies[Gpu]) -> str:
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(source)
-    return generate_latest(registry).decode()
+    return source.render_text()
 
 
 def test_identity_labels_are_prepended_and_unknown_values_left_out() -> None:
@@ -65,7 +62,7 @@ def test_opt_in_families_render_when_enabled() -> None:
     source = SnapshotFamilies(GROUP, opt_in=frozenset({"lens_gpu_clock_hertz"}))
     source.update([Gpu(0, 1.0, 1.0, {"sclk": 1e9, "mclk": 2e9})])
     text = _text(source)
-    assert 'lens_gpu_clock_hertz{domain="mclk",gpu="0"} 2e+09' in text
+    assert 'lens_gpu_clock_hertz{gpu="0",domain="mclk"} 2e+09' in text
 
 
 def test_devices_that_disappear_are_gone_from_the_next_render() -> None:

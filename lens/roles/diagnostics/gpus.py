@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from lens.devices import gpu as gpu_model
 from lens.devices import vendors
 from lens.devices.amdgpu import AmdGpuCollector
 from lens.devices.dri import DriCollector, DriMapping
@@ -79,10 +80,7 @@ class GpuReader:
             except errors.LensError as exc:
                 problems.append(f"amdgpu: {exc}")
         if "nvidia" in self._present:
-            offset = len(gpus)
-            gpus.extend(
-                dataclasses.replace(g, index=g.index + offset) for g in self._nvidia_gpus(problems)
-            )
+            gpus.extend(gpu_model.numbered_after(self._nvidia_gpus(problems), len(gpus)))
         try:
             dri: DriMapping | None = self._dri.collect() if gpus else None
         except errors.LensError:

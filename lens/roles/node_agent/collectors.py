@@ -138,14 +138,11 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
         return lazy[0].collect()
 
     def after_amd(collection: GpuCollection) -> GpuCollection:
-        # On a node with both vendors, NVIDIA GPUs are numbered after the AMD ones so that
-        # `gpu` and the original's `gpu_id` stay unique on the node.
         amd = parts.state.gpus["amd"].get()
-        offset = len(amd.value.gpus) if amd is not None else 0
-        if not offset:
-            return collection
-        shifted = tuple(dataclasses.replace(g, index=g.index + offset) for g in collection.gpus)
-        return dataclasses.replace(collection, gpus=shifted)
+        count = len(amd.value.gpus) if amd is not None else 0
+        return dataclasses.replace(
+            collection, gpus=gpu_families.numbered_after(collection.gpus, count)
+        )
 
     return _bind(
         parts,
