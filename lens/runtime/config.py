@@ -240,6 +240,89 @@ class NodeAgentConfig:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ContainersConfig:
+    """How the node agent follows containers and attributes devices to them."""
+
+    containerd_address: str = setting(
+        "/run/containerd/containerd.sock",
+        "containerd's gRPC socket (mount the host's /run/containerd into the agent); empty "
+        "turns container tracking off.",
+    )
+    namespace: str = setting("k8s.io", "containerd namespace of Kubernetes' containers.")
+    reconcile_interval_seconds: float = setting(
+        60.0,
+        "How often the live containers are listed again to catch anything the events missed.",
+        minimum=1,
+        maximum=86400,
+    )
+    request_timeout_seconds: float = setting(
+        5.0,
+        "Longest one containerd or kubelet pod-resources call may take.",
+        minimum=0.1,
+        maximum=300,
+    )
+    pod_resources_socket: str = setting(
+        "/var/lib/kubelet/pod-resources/kubelet.sock",
+        "The kubelet's pod-resources socket: which devices each container was allocated "
+        "(overrides privileged containers' full device lists); empty turns it off.",
+    )
+    docker_address: str = setting(
+        "",
+        "Docker Engine socket (e.g. /var/run/docker.sock) followed as a second source; empty: off.",
+    )
+    all_containers: bool = setting(
+        False, "Report every container, not only those given a GPU or RDMA device."
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class EventsConfig:
+    """How the node agent delivers container events to `lens jobs`."""
+
+    server_address: str = setting(
+        "",
+        "host:port of the jobs event server (e.g. lens-jobs.lens:8991); empty keeps events on "
+        "the node (/v1/pods still answers).",
+    )
+    tls: bool = setting(False, "Connect with TLS.")
+    ca_file: str = setting("", "CA bundle for the server's certificate; empty: system CAs.")
+    token_file: str = setting(
+        "", "File holding the bearer token sent to the server; re-read on every connection."
+    )
+    buffer_records: int = setting(
+        100_000,
+        "Unacknowledged events kept for resending; when full the oldest are dropped and counted.",
+        minimum=10,
+        maximum=10_000_000,
+    )
+    batch_records: int = setting(1000, "Most events sent in one batch.", minimum=1, maximum=100_000)
+    journal_dir: str = setting(
+        "",
+        "Directory (a hostPath) where unacknowledged events survive an agent restart; empty: "
+        "memory only.",
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class JobsConfig:
+    """The jobs role: its gRPC event server."""
+
+    grpc_host: str = setting("0.0.0.0", "Address the event server listens on.")
+    grpc_port: int = setting(8991, "Port of the event server.", minimum=0, maximum=65535)
+    tls_cert_file: str = setting("", "Server certificate (PEM); with tls_key_file turns TLS on.")
+    tls_key_file: str = setting("", "Private key of tls_cert_file (PEM).")
+    token_file: str = setting(
+        "", "File holding the bearer token agents must send; empty: no token required."
+    )
+    batch_records: int = setting(
+        5000,
+        "Most events written in one transaction (batches waiting together are merged).",
+        minimum=1,
+        maximum=100_000,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Everything Lens can be configured with."""
 
@@ -251,6 +334,9 @@ class Config:
     host: HostConfig = setting(HostConfig(), "The host a node agent reads.")
     kubelet: KubeletConfig = setting(KubeletConfig(), "The node agent's kubelet.")
     node_agent: NodeAgentConfig = setting(NodeAgentConfig(), "The per-node agent.")
+    containers: ContainersConfig = setting(ContainersConfig(), "The node agent's containers.")
+    events: EventsConfig = setting(EventsConfig(), "Container events from agents to jobs.")
+    jobs: JobsConfig = setting(JobsConfig(), "The jobs role.")
 
 
 EXAMPLE_HEADER = """\

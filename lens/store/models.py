@@ -285,6 +285,7 @@ class NodeContainer(LensModel):
     status = _text(32)
     node_name = _text(NAME)
     source = _text(32)
+    exit_code = peewee.IntegerField(null=True)
     created_at = _created()
     updated_at = _created()
 
@@ -319,6 +320,7 @@ class NodeContainerEvent(LensModel):
 
     container_id = peewee.CharField(max_length=128)
     event_type = peewee.CharField(max_length=32)
+    exit_code = peewee.IntegerField(null=True)
     created_at = _created()
 
     class Meta:
@@ -326,6 +328,23 @@ class NodeContainerEvent(LensModel):
         indexes = (
             (("cluster", "container_id", "event_type", "created_at"), True),
             (("created_at",), False),
+        )
+
+
+class EventStream(LensModel):
+    """How far the event server has committed one node agent's records (per agent boot)."""
+
+    node_name = peewee.CharField(max_length=NAME)
+    boot_id = peewee.CharField(max_length=64)
+    committed_sequence = peewee.BigIntegerField()
+    created_at = _created()
+    updated_at = _created()
+
+    class Meta:
+        table_name = "event_streams"
+        indexes = (
+            (("cluster", "node_name", "boot_id"), True),
+            (("updated_at",), False),
         )
 
 
@@ -403,6 +422,7 @@ ALL_MODELS: tuple[type[LensModel], ...] = (
     NodeContainer,
     NodeContainerDevice,
     NodeContainerEvent,
+    EventStream,
     TrainingPerformance,
     WorkloadEvent,
     Storage,

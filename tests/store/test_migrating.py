@@ -19,8 +19,10 @@ from lens.runtime import errors
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models
 
+SHIPPED = sorted(p.stem for p in migrating.MIGRATIONS_DIR.glob("[0-9]*.py"))
+
 SECOND = '''
-"""0002 (test only): add a column."""
+"""0099 (test only): add a column."""
 import peewee
 
 
@@ -47,11 +49,11 @@ def _history_count(db: peewee.Database) -> int:
 
 def test_applies_from_empty_and_is_a_no_op_the_second_time(empty_database_url: str) -> None:
     db = _open(empty_database_url)
-    assert migrating.pending(db) == ["0001_initial"]
-    assert migrating.migrate(db) == ["0001_initial"]
+    assert migrating.pending(db) == SHIPPED
+    assert migrating.migrate(db) == SHIPPED
     assert migrating.migrate(db) == []
     states = migrating.status(db)
-    assert [(s.name, s.has_file) for s in states] == [("0001_initial", True)]
+    assert [(s.name, s.has_file) for s in states] == [(name, True) for name in SHIPPED]
     assert states[0].applied_at is not None
     assert migrating.pending(db) == []
     assert set(db.get_tables()) >= {m._meta.table_name for m in models.ALL_MODELS}
@@ -61,15 +63,12 @@ def test_later_migrations_apply_alone_in_order(empty_database_url: str, tmp_path
     directory = tmp_path / "migrations"
     shutil.copytree(migrating.MIGRATIONS_DIR, directory)
     db = _open(empty_database_url)
-    assert migrating.migrate(db, directory=directory) == ["0001_initial"]
-    (directory / "0002_rack.py").write_text(SECOND)
-    assert migrating.pending(db, directory=directory) == ["0002_rack"]
-    assert migrating.migrate(db, directory=directory) == ["0002_rack"]
+    assert migrating.migrate(db, directory=directory) == SHIPPED
+    (directory / "0099_rack.py").write_text(SECOND)
+    assert migrating.pending(db, directory=directory) == ["0099_rack"]
+    assert migrating.migrate(db, directory=directory) == ["0099_rack"]
     assert "rack" in {c.name for c in db.get_columns("nodes")}
-    assert [s.name for s in migrating.status(db, directory=directory)] == [
-        "0001_initial",
-        "0002_rack",
-    ]
+    assert [s.name for s in migrating.status(db, directory=directory)] == [*SHIPPED, "0099_rack"]
 
 
 def test_a_failing_migration_is_a_store_error_and_is_not_recorded(
@@ -77,11 +76,11 @@ def test_a_failing_migration_is_a_store_error_and_is_not_recorded(
 ) -> None:
     directory = tmp_path / "migrations"
     shutil.copytree(migrating.MIGRATIONS_DIR, directory)
-    (directory / "0002_broken.py").write_text(BROKEN)
+    (directory / "0099_broken.py").write_text(BROKEN)
     db = _open(empty_database_url)
     with pytest.raises(errors.StoreError, match="this migration is broken"):
         migrating.migrate(db, directory=directory)
-    assert migrating.pending(db, directory=directory) == ["0002_broken"]
+    assert migrating.pending(db, directory=directory) == ["0099_broken"]
 
 
 def test_a_history_row_without_its_file_is_reported(
@@ -89,12 +88,15 @@ def test_a_history_row_without_its_file_is_reported(
 ) -> None:
     directory = tmp_path / "migrations"
     shutil.copytree(migrating.MIGRATIONS_DIR, directory)
-    (directory / "0002_rack.py").write_text(SECOND)
+    (directory / "0099_rack.py").write_text(SECOND)
     db = _open(empty_database_url)
     migrating.migrate(db, directory=directory)
-    (directory / "0002_rack.py").unlink()
+    (directory / "0099_rack.py").unlink()
     states = migrating.status(db, directory=directory)
-    assert [(s.name, s.has_file) for s in states] == [("0001_initial", True), ("0002_rack", False)]
+    assert [(s.name, s.has_file) for s in states] == [
+        *((name, True) for name in SHIPPED),
+        ("0099_rack", False),
+    ]
 
 
 def test_two_processes_starting_at_once_apply_each_migration_once(empty_database_url: str) -> None:
@@ -110,12 +112,12 @@ def test_two_processes_starting_at_once_apply_each_migration_once(empty_database
     assert [p.returncode for p in processes] == [0, 0, 0], outputs
     said = sorted(out.strip() for out, _ in outputs)
     assert said == [
-        "applied 1 migration(s): 0001_initial",
+        f"applied {len(SHIPPED)} migration(s): {', '.join(SHIPPED)}",
         "schema is up to date",
         "schema is up to date",
     ]
     db = _open(empty_database_url)
-    assert _history_count(db) == 1
+    assert _history_count(db) == len(SHIPPED)
     assert migrating.pending(db) == []
 
 
@@ -155,7 +157,7 @@ def test_migrate_waits_for_the_lock_and_gives_up_after_its_timeout(empty_databas
         pytest.raises(errors.StoreError, match=r"timed out after 0\.3 s"),
     ):
         migrating.migrate(db, lock_timeout=0.3)
-    assert migrating.pending(db) == ["0001_initial"]
+    assert migrating.pending(db) == SHIPPED
 
 
 def test_migrate_proceeds_once_the_lock_is_released(empty_database_url: str) -> None:
@@ -169,13 +171,13 @@ def test_migrate_proceeds_once_the_lock_is_released(empty_database_url: str) -> 
     assert worker.is_alive(), "migrate should be waiting for the lock"
     holding.__exit__(None, None, None)
     worker.join(10)
-    assert result == [["0001_initial"]]
+    assert result == [SHIPPED]
 
 
 def test_a_role_opens_a_migrated_database_unless_told_not_to(empty_database_url: str) -> None:
     untouched = migrating.open_for_role(
         DatabaseConfig(url=empty_database_url, migrate_on_start=False)
     )
-    assert migrating.pending(untouched) == ["0001_initial"]
+    assert migrating.pending(untouched) == SHIPPED
     migrated = migrating.open_for_role(DatabaseConfig(url=empty_database_url))
     assert migrating.pending(migrated) == []

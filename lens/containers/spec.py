@@ -1,0 +1,78 @@
+"""Parse what a container was given from its OCI runtime spec and its CRI labels.
+
+containerd.py hands over the spec (JSON bytes) and labels of each container; attribution.py
+turns the device numbers found here into GPUs and RDMA devices. Formats:
+shared/formats/containerd.md sections 3 and 4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+
+from lens.containers.model import Pod
+from lens.runtime import errors
+
+POD_NAME = "io.kubernetes.pod.name"
+POD_NAMESPACE = "io.kubernetes.pod.namespace"
+POD_UID = "io.kubernetes.pod.uid"
+CONTAINER_NAME = "io.kubernetes.container.name"
+KIND = "io.cri-containerd.kind"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SpecDevice:
+    """One entry of linux.devices: a device node made inside the container."""
+
+    path: str
+    type: str  # c, b, u or p
+    major: int
+    minor: int
+
+
+def parse_spec_devices(spec: bytes) -> tuple[SpecDevice, ...]:
+    """The character and block devices of an OCI spec; SourceError when it is not a spec."""
+    if not spec:
+        return ()
+    try:
+        document = json.loads(spec)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise errors.SourceError(f"OCI spec is not JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise errors.SourceError("OCI spec is not a JSON object")
+    linux = document.get("linux")
+    entries = linux.get("devices") if isinstance(linux, dict) else None
+    if not isinstance(entries, list):
+        return ()
+    return tuple(d for d in (_device(e) for e in entries) if d is not None)
+
+
+def _device(entry: object) -> SpecDevice | None:
+    if not isinstance(entry, dict):
+        return None
+    path, kind = entry.get("path"), entry.get("type")
+    major, minor = entry.get("major"), entry.get("minor")
+    if not isinstance(path, str) or kind not in ("c", "b", "u"):
+        return None
+    if not isinstance(major, int) or not isinstance(minor, int):
+        return None
+    return SpecDevice(path=path, type="c" if kind == "u" else kind, major=major, minor=minor)
+
+
+def is_sandbox(labels: Mapping[str, str]) -> bool:
+    """The pod's infra (pause) container, which Kubernetes users never see."""
+    return labels.get(KIND) == "sandbox" or labels.get(CONTAINER_NAME) == "POD"
+
+
+def pod_of(labels: Mapping[str, str]) -> Pod | None:
+    """The pod a CRI container belongs to; None for containers made outside Kubernetes."""
+    name, namespace = labels.get(POD_NAME, ""), labels.get(POD_NAMESPACE, "")
+    if not name:
+        return None
+    return Pod(uid=labels.get(POD_UID, ""), name=name, namespace=namespace)
+
+
+def container_name(container_id: str, labels: Mapping[str, str]) -> str:
+    """The Kubernetes container name, or the runtime's id for containers outside Kubernetes."""
+    return labels.get(CONTAINER_NAME) or container_id

@@ -1,0 +1,81 @@
+"""Device numbers (major:minor) of a node's GPU and RDMA device nodes, read from sysfs.
+
+Container attribution (containers/attribution.py) looks up each device node of a container's
+OCI spec here: DRM card and render nodes by /sys/class/drm/<node>/dev, NVIDIA's /dev/nvidiaN by
+its fixed major 195, uverbs nodes by /sys/class/infiniband_verbs/uverbsN/dev. The GPUs, DRI
+mapping and RDMA devices come from the node agent's last collections.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from lens.devices.dri import DriMapping
+from lens.devices.gpu import GpuSnapshot
+from lens.devices.ib import RdmaSnapshot
+from lens.devices.sysfs import HostFiles
+
+NVIDIA_MAJOR = 195  # /dev/nvidiaN is 195:N (kernel devices.txt)
+_DEV = re.compile(r"^\s*(\d+):(\d+)\s*$")
+_NVIDIA_CARD = re.compile(r"^nvidia(\d+)$")
+
+DeviceNumber = tuple[int, int]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeDevice:
+    """The host device behind a device number."""
+
+    type: Literal["gpu", "ib"]
+    name: str  # GPU model or RDMA device name
+    number: int  # GPU index or RDMA device index
+    uuid: str  # GPU UUID or RDMA node GUID
+
+
+def parse_dev(text: str | None) -> DeviceNumber | None:
+    """A sysfs `dev` file ("226:128\\n") as (major, minor)."""
+    match = _DEV.match(text or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def read_device_numbers(
+    host: HostFiles,
+    *,
+    gpus: Sequence[GpuSnapshot],
+    dri: DriMapping | None,
+    rdma: RdmaSnapshot | None,
+) -> dict[DeviceNumber, NodeDevice]:
+    """Every GPU and RDMA device node of the host by its number."""
+    table: dict[DeviceNumber, NodeDevice] = {}
+    for gpu in gpus:
+        device = NodeDevice(type="gpu", name=gpu.model, number=gpu.index, uuid=gpu.uuid)
+        nvidia = _NVIDIA_CARD.match(gpu.card)
+        if nvidia:
+            table[(NVIDIA_MAJOR, int(nvidia.group(1)))] = device
+        for node in dri.of_gpu(gpu.pci_bus_id) if dri is not None else ():
+            for path in (node.card, node.render):
+                number = _drm_number(host, path)
+                if number is not None:
+                    table[number] = device
+    for rdma_device in rdma.devices if rdma is not None else ():
+        device = NodeDevice(
+            type="ib",
+            name=rdma_device.name,
+            number=rdma_device.index,
+            uuid=rdma_device.node_guid or rdma_device.name,
+        )
+        for uverbs in rdma_device.uverbs:
+            number = parse_dev(host.read_text(f"/sys/class/infiniband_verbs/{uverbs}/dev"))
+            if number is not None:
+                table[number] = device
+    return table
+
+
+def _drm_number(host: HostFiles, path: str | None) -> DeviceNumber | None:
+    if not path:
+        return None
+    return parse_dev(host.read_text(f"/sys/class/drm/{posixpath.basename(path)}/dev"))
