@@ -179,6 +179,39 @@ def node_agent(
     raise typer.Exit(code)
 
 
+@app.command("jobs")
+def jobs_command(
+    config: ConfigOption = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port of /metrics and health (overrides server.port).")
+    ] = None,
+    grpc_port: Annotated[
+        int | None, typer.Option(help="Port of the event server (overrides jobs.grpc_port).")
+    ] = None,
+) -> None:
+    """Run the jobs role: the gRPC container event server writing to the database."""
+    import dataclasses
+
+    from lens.roles.jobs import main as jobs_main
+    from lens.runtime import logging as lens_logging
+
+    cfg = _load(config)
+    if port is not None:
+        cfg = dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, port=port))
+    if grpc_port is not None:
+        cfg = dataclasses.replace(cfg, jobs=dataclasses.replace(cfg.jobs, grpc_port=grpc_port))
+    lens_logging.configure(cfg.logging)
+    try:
+        code = jobs_main.run(cfg)
+    except (errors.ConfigError, errors.StoreError) as exc:
+        _fail(
+            "config error" if isinstance(exc, errors.ConfigError) else "store error",
+            str(exc),
+            errors.EXIT_CONFIG if isinstance(exc, errors.ConfigError) else errors.EXIT_FATAL,
+        )
+    raise typer.Exit(code)
+
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 WatchOption = Annotated[
     bool, typer.Option("--watch", "-w", help="Refresh until Ctrl-C (JSON: one line per read).")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -21,6 +22,7 @@ import pytest
 from lens.devices.sysfs import HostFiles
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import DatabaseConfig
+from lens.sim.containerd import PrivateContainerd, make_device_node
 from lens.sim.hosts import profiles
 from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
@@ -239,3 +241,45 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow_timeout") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(60))
+
+
+# Device numbers of the mi300x host tree's first GPU and first RDMA device.
+RENDER_NUMBER = (226, 128)
+CARD_NUMBER = (226, 1)
+UVERBS_NUMBER = (231, 192)
+
+
+@pytest.fixture(scope="session")
+def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
+    """containerd on a private socket with the busybox image imported, for the whole run."""
+    runtime = PrivateContainerd(tmp_path_factory.mktemp("ctd"))
+    runtime.start()
+    try:
+        runtime.import_image()
+        yield runtime
+    finally:
+        runtime.stop()
+
+
+@pytest.fixture(scope="session")
+def device_nodes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Character devices standing in for a GPU's render and card nodes and an RDMA uverbs."""
+    directory = tmp_path_factory.mktemp("dev")
+    return {
+        "render": make_device_node(directory / "renderD128", *RENDER_NUMBER),
+        "card": make_device_node(directory / "card1", *CARD_NUMBER),
+        "uverbs": make_device_node(directory / "uverbs0", *UVERBS_NUMBER),
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def free_port() -> Callable[[], int]:
+    """free_port() -> a TCP port nothing listens on now."""
+    return _free_port

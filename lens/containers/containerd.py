@@ -82,7 +82,7 @@ def seconds(stamp: timestamp_pb2.Timestamp) -> float | None:
     """A protobuf Timestamp as epoch seconds; None for the zero time (unset)."""
     if stamp.seconds <= 0 and stamp.nanos == 0:
         return None
-    return stamp.seconds + stamp.nanos / 1e9
+    return float(stamp.seconds) + stamp.nanos / 1e9
 
 
 def parse_envelope(envelope: events_pb2.Envelope) -> RuntimeEvent | None:
@@ -118,8 +118,13 @@ def parse_envelope(envelope: events_pb2.Envelope) -> RuntimeEvent | None:
             exit_status=message.exit_status,
             exited_at=seconds(message.exited_at),
         )
-    pid = message.pid if isinstance(message, task_pb2.TaskStart) else None
-    return RuntimeEvent(topic=envelope.topic, container_id=message.container_id, time=time, pid=pid)
+    if isinstance(message, task_pb2.TaskStart):
+        return RuntimeEvent(
+            topic=envelope.topic, container_id=message.container_id, time=time, pid=message.pid
+        )
+    if isinstance(message, task_pb2.TaskOOM):
+        return RuntimeEvent(topic=envelope.topic, container_id=message.container_id, time=time)
+    return None
 
 
 def _unpack(packed: any_pb2.Any, message: Message) -> bool:
@@ -144,13 +149,13 @@ def parse_container(container: containers_pb2.Container) -> ContainerRecord:
     )
 
 
-def parse_task(process: object) -> TaskRecord:
+def parse_task(process: task_types_pb2.Process) -> TaskRecord:
     return TaskRecord(
-        container_id=process.id,  # type: ignore[attr-defined]  # containerd.v1.types.Process
-        status=_TASK_STATUS.get(process.status, "unknown"),  # type: ignore[attr-defined]
-        pid=process.pid,  # type: ignore[attr-defined]
-        exit_status=process.exit_status if seconds(process.exited_at) else None,  # type: ignore[attr-defined]
-        exited_at=seconds(process.exited_at),  # type: ignore[attr-defined]
+        container_id=process.id,
+        status=_TASK_STATUS.get(process.status, "unknown"),
+        pid=process.pid,
+        exit_status=process.exit_status if seconds(process.exited_at) else None,
+        exited_at=seconds(process.exited_at),
     )
 
 
@@ -162,12 +167,12 @@ class Subscription:
 
     def __iter__(self) -> Iterator[RuntimeEvent]:
         try:
-            for envelope in self._call:  # type: ignore[attr-defined]  # a streaming call
+            for envelope in self._call:
                 event = parse_envelope(envelope)
                 if event is not None:
                     yield event
         except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.CANCELLED:  # type: ignore[attr-defined]
+            if exc.code() == grpc.StatusCode.CANCELLED:
                 return
             raise _source_error("event stream", exc) from exc
         raise errors.SourceError("containerd closed the event stream")
@@ -186,9 +191,9 @@ class ContainerdClient:
         self._metadata = ((NAMESPACE_HEADER, namespace),)
         self._namespace = namespace
         self._timeout = timeout_seconds
-        self._containers = containers_pb2_grpc.ContainersStub(self._channel)
-        self._tasks = tasks_pb2_grpc.TasksStub(self._channel)
-        self._events = events_pb2_grpc.EventsStub(self._channel)
+        self._containers = containers_pb2_grpc.ContainersStub(self._channel)  # type: ignore[no-untyped-call]
+        self._tasks = tasks_pb2_grpc.TasksStub(self._channel)  # type: ignore[no-untyped-call]
+        self._events = events_pb2_grpc.EventsStub(self._channel)  # type: ignore[no-untyped-call]
 
     def list_containers(self) -> list[ContainerRecord]:
         try:
@@ -210,7 +215,7 @@ class ContainerdClient:
                 timeout=self._timeout,
             )
         except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.NOT_FOUND:  # type: ignore[attr-defined]
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
                 return None
             raise _source_error("get container", exc) from exc
         return parse_container(reply.container)
@@ -238,6 +243,6 @@ class ContainerdClient:
 
 
 def _source_error(what: str, exc: grpc.RpcError) -> errors.SourceError:
-    code = exc.code()  # type: ignore[attr-defined]
-    details = exc.details()  # type: ignore[attr-defined]
+    code = exc.code()
+    details = exc.details()
     return errors.SourceError(f"containerd {what}: {code.name}: {details}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import re
 import struct
 from pathlib import Path
@@ -51,7 +50,9 @@ class Journal:
         try:
             self._dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise errors.ConfigError(f"events.journal_dir: cannot create {directory}: {exc}") from exc
+            raise errors.ConfigError(
+                source="config", key="events.journal_dir", expected=f"a writable directory ({exc})"
+            ) from exc
         self._boot_id = boot_id
         self._segments: list[_Segment] = []
         self._file: BinaryIO | None = None
@@ -70,7 +71,9 @@ class Journal:
                 continue
             boot_id = match.group(1)
             self._segments.append(
-                _Segment(path=path, boot_id=boot_id, first=records[0].sequence, last=records[-1].sequence)
+                _Segment(
+                    path=path, boot_id=boot_id, first=records[0].sequence, last=records[-1].sequence
+                )
             )
             saved.extend(Saved(boot_id=boot_id, record=r) for r in records)
         return saved
@@ -109,7 +112,8 @@ class Journal:
     def _rotate(self, first: int) -> None:
         self._close()
         path = self._dir / f"{self._boot_id}.{first:020d}.seg"
-        self._file = path.open("ab")
+        # Unbuffered: a record is in the page cache once put, so a killed agent keeps it.
+        self._file = path.open("ab", buffering=0)
         self._in_current = 0
         self._segments.append(_Segment(path=path, boot_id=self._boot_id, first=first, last=first))
 
@@ -132,7 +136,9 @@ def _read_segment(path: Path) -> list[pb.Record]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        log.warning("event journal segment unreadable", extra={"path": str(path), "error": str(exc)})
+        log.warning(
+            "event journal segment unreadable", extra={"path": str(path), "error": str(exc)}
+        )
         return []
     records: list[pb.Record] = []
     offset = 0

@@ -38,8 +38,10 @@ class Outbox:
         capacity: int,
         wall_time: Callable[[], float],
         journal: Journal | None = None,
+        on_drop: Callable[[], None] | None = None,
     ) -> None:
         self.boot_id = boot_id
+        self._on_drop = on_drop
         self._capacity = capacity
         self._time = wall_time
         self._journal = journal
@@ -124,6 +126,8 @@ class Outbox:
         dropped = self._entries[self._head - self._removed]
         self._head += 1
         self.dropped += 1
+        if self._on_drop is not None:
+            self._on_drop()
         if self._journal is not None:
             self._journal.forget(dropped.boot_id, dropped.sequence)
         self._compact()

@@ -36,8 +36,9 @@ class ShipperMetrics:
             "lens_events_acknowledged_total", "Records the event server confirmed it committed."
         )
         self.connections = metrics.counter(
-            "lens_events_connections_total", "Streams opened to the event server, by result.",
-            ("result",)
+            "lens_events_connections_total",
+            "Streams opened to the event server, by result.",
+            ("result",),
         )
         self.connected = metrics.gauge(
             "lens_events_connected", "1 while a stream to the event server is open."
@@ -53,7 +54,9 @@ def channel_credentials(cfg: EventsConfig) -> grpc.ChannelCredentials | None:
         try:
             root = Path(cfg.ca_file).read_bytes()
         except OSError as exc:
-            raise errors.ConfigError(f"events.ca_file: cannot read {cfg.ca_file}: {exc}") from exc
+            raise errors.ConfigError(
+                source="config", key="events.ca_file", expected=f"a readable CA file ({exc})"
+            ) from exc
     return grpc.ssl_channel_credentials(root_certificates=root)
 
 
@@ -115,7 +118,9 @@ class EventShipper:
                     break
                 self._metrics.connections.labels("error").inc()
                 if not failing:
-                    log.warning("event server unreachable; events kept", extra={"reason": _why(exc)})
+                    log.warning(
+                        "event server unreachable; events kept", extra={"reason": _why(exc)}
+                    )
                 failing = True
                 self._stop.wait(self._backoff.next_delay(exc))
         self._metrics.connected.set(0)
@@ -125,7 +130,7 @@ class EventShipper:
         metadata = (("authorization", f"Bearer {token}"),) if token else ()
         address = self._cfg.server_address
         with self._channel(address) as channel:
-            stub = events_pb2_grpc.ContainerEventsStub(channel)
+            stub = events_pb2_grpc.ContainerEventsStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Stream(self._batches(), metadata=metadata)
             self._call = call
             if self._stop.is_set():
@@ -174,5 +179,5 @@ class EventShipper:
 
 def _why(exc: BaseException) -> str:
     if isinstance(exc, grpc.RpcError):
-        return f"{exc.code().name}: {exc.details()}"  # type: ignore[attr-defined]
+        return f"{exc.code().name}: {exc.details()}"
     return str(exc)

@@ -210,4 +210,3 @@ class ContainerTracker:
                 type=kind, source=self.source, container=container, time=time, exit_code=exit_code
             )
         )
-

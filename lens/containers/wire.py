@@ -39,7 +39,7 @@ class WireError(ValueError):
 
 def stamp(seconds: float) -> timestamp_pb2.Timestamp:
     whole = int(seconds // 1)
-    return timestamp_pb2.Timestamp(seconds=whole, nanos=int(round((seconds - whole) * 1e9)))
+    return timestamp_pb2.Timestamp(seconds=whole, nanos=round((seconds - whole) * 1e9))
 
 
 def seconds_of(value: timestamp_pb2.Timestamp) -> float:
@@ -77,8 +77,10 @@ def _fill_event(wire: pb.ContainerEvent, event: ContainerEvent) -> None:
         )
     wire.time.CopyFrom(stamp(event.time))
     wire.created_at.CopyFrom(stamp(container.created_at))
-    if event.exit_code is not None:
-        wire.exit_code = event.exit_code
+    # Events after the exit (deletion, a resync) carry the container's exit code too.
+    exit_code = event.exit_code if event.exit_code is not None else container.exit_code
+    if exit_code is not None:
+        wire.exit_code = exit_code
     wire.status = container.status
 
 
@@ -115,7 +117,10 @@ def from_event(wire: pb.ContainerEvent) -> ContainerEvent:
         exit_code=exit_code,
     )
     return ContainerEvent(
-        type=kind, source=source, container=container, time=seconds_of(wire.time),
+        type=kind,
+        source=source,
+        container=container,
+        time=seconds_of(wire.time),
         exit_code=exit_code,
     )
 

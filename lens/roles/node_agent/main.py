@@ -22,6 +22,7 @@ from lens.kube.kubelet import KubeletClient
 from lens.roles.node_agent import collectors, rest
 from lens.roles.node_agent.cycle import CollectionCycle, CollectorMetrics
 from lens.roles.node_agent.state import AgentState
+from lens.roles.node_agent.tracking import ContainerTracking, DeviceTable
 from lens.runtime import errors, httpserver, kit, settings
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
@@ -38,6 +39,7 @@ class NodeAgent:
     statics: StaticFactsSource
     vendors: collectors.VendorPresence
     node_name: str
+    tracking: ContainerTracking | None
 
 
 class _LazyNvml:
@@ -150,8 +152,13 @@ def build(
             stall_seconds=3 * config.host.tool_timeout_seconds + 60,
         )
     )
+    node_name = config.node_agent.node_name or socket.gethostname()
+    tracking = _tracking(config, parts, role, cycle, node_name)
     api = rest.NodeApi(
-        parts.state, statics=parts.statics.current, nvidia_driver=_nvidia_driver(parts.state)
+        parts.state,
+        statics=parts.statics.current,
+        nvidia_driver=_nvidia_driver(parts.state),
+        containers=tracking.containers if tracking is not None else None,
     )
     for path, handler in api.routes().items():
         role.http.add_route(path, handler)
@@ -164,8 +171,42 @@ def build(
         state=parts.state,
         statics=parts.statics,
         vendors=parts.vendors,
-        node_name=config.node_agent.node_name or socket.gethostname(),
+        node_name=node_name,
+        tracking=tracking,
     )
+
+
+def _tracking(
+    config: Config,
+    parts: collectors.AgentParts,
+    role: kit.RoleKit,
+    cycle: CollectionCycle,
+    node_name: str,
+) -> ContainerTracking | None:
+    """Container tracking, started after the first cycle; None when containerd is not set."""
+    if not config.containers.containerd_address:
+        log.info("container tracking off: containers.containerd_address is empty")
+        return None
+    tracking = ContainerTracking(
+        containers=config.containers,
+        events=config.events,
+        node=node_name,
+        lookup=DeviceTable(parts.host, parts.state),
+        metrics=role.metrics,
+        ready=lambda: cycle.cycles > 0,
+        wall_time=role.clock.time,
+    )
+    role.service.add(tracking)
+    role.health.add_readiness("containers", tracking.check_subscribed)
+    role.loops.add(
+        Loop(
+            name="containers",
+            interval_seconds=config.containers.reconcile_interval_seconds,
+            run=tracking.watcher.reconcile,
+            run_at_start=False,
+        )
+    )
+    return tracking
 
 
 def _refresher(parts: collectors.AgentParts) -> Callable[[], None]:
@@ -222,7 +263,7 @@ def run(config: Config) -> int:
             "vendors": [v for v in ("amd", "nvidia") if agent.vendors.present(v)],
             "config": {
                 section: settings.to_plain(getattr(config, section))
-                for section in ("server", "host", "kubelet", "node_agent")
+                for section in ("server", "host", "kubelet", "node_agent", "containers", "events")
             },
         },
     )

@@ -3,13 +3,16 @@
 `{"meta": {"code": 2000, "message": "OK"}, "data": ..., "tracing": null}` around: /v1/gpus
 (amd-smi-shaped static facts with `dri_device`, plus Lens's vendor, uuid and the facts' source
 and age), /v1/gpuDriverVersion, /v1/cardMetrics (fresh readings only), /v1/driMapping and
-/v1/rdma (inventory: the last good one, with its age). docs/node-agent.md documents the shapes.
+/v1/rdma (inventory: the last good one, with its age); /v1/pods is a bare array of live
+containers, as in the original. docs/node-agent.md documents the shapes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from lens.containers import listing
+from lens.containers.model import Container
 from lens.devices.dri import DriNode
 from lens.devices.gpu import GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort
@@ -146,7 +149,9 @@ class NodeApi:
         *,
         statics: Callable[[], StaticInventory],
         nvidia_driver: Callable[[], str | None],
+        containers: Callable[[], list[Container]] | None = None,
     ) -> None:
+        self._containers = containers
         self._state = state
         self._statics = statics
         self._nvidia_driver = nvidia_driver
@@ -158,6 +163,7 @@ class NodeApi:
             "/v1/cardMetrics": self.card_metrics,
             "/v1/driMapping": self.dri_mapping,
             "/v1/rdma": self.rdma,
+            "/v1/pods": self.pods,
         }
 
     def _dri_of(self, gpu: GpuSnapshot) -> tuple[DriNode, ...]:
@@ -224,3 +230,13 @@ class NodeApi:
                 for d in observed.value.devices
             ]
         )
+
+    def pods(self, _: Request) -> Response:
+        """The live containers with their pods and devices: a bare array, as the original."""
+        if self._containers is None:
+            return envelope(
+                None,
+                code=CODE_NOT_FOUND,
+                message="container tracking is off (containers.containerd_address is empty)",
+            )
+        return json_response(listing.containers_json(self._containers()))

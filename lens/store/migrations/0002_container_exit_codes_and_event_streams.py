@@ -37,4 +37,3 @@ def up(migrator: Any, db: peewee.Database) -> None:
             )
 
     db.create_tables([EventStream])
-

@@ -1,0 +1,258 @@
+"""The jobs event server's side of lens.v1 ContainerEvents: receive, deduplicate, commit, ack.
+
+Each agent stream is read by its own task into a short queue (back-pressure on the agent), and
+committed batch by batch: batches already waiting are merged up to a bound, records at or below
+the boot's committed sequence are dropped as duplicates, the rest go through recording.py in one
+transaction, and the highest committed sequence goes back as the Ack. Streams of the same agent
+boot are serialised, so a reconnecting agent never races its own previous stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+
+from lens.containers import wire
+from lens.containers.model import ContainerEvent, Record
+from lens.containers.recording import EventRecorder
+from lens.proto._generated.lens.v1 import events_pb2 as pb
+from lens.proto._generated.lens.v1 import events_pb2_grpc
+from lens.runtime.selfmetrics import SelfMetrics
+
+log = logging.getLogger(__name__)
+
+# The original's buckets: 1 ms doubling, 15 of them (~16 s).
+PROCESSING_BUCKETS = tuple(0.001 * 2**i for i in range(15))
+LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+BATCH_BUCKETS = (1, 5, 10, 50, 100, 500, 1000, 2000, 5000, 10000)
+_QUEUED_BATCHES = 8
+
+
+class _End:
+    """Queued after a stream's last batch."""
+
+
+_END = _End()
+_Queue = asyncio.Queue[pb.EventBatch | _End]
+
+
+class ReceiverMetrics:
+    """REFERENCE.md 3.2's primus_lens_jobs_* names plus Lens's own."""
+
+    def __init__(self, metrics: SelfMetrics) -> None:
+        self.received = metrics.counter(
+            "primus_lens_jobs_container_event_recv_total",
+            "Container events received from node agents, by source (k8s or docker).",
+            ("source",),
+        )
+        self.errors = metrics.counter(
+            "primus_lens_jobs_container_event_error_total",
+            "Container event records that could not be used, by source.",
+            ("source",),
+        )
+        self.connected = metrics.gauge(
+            "primus_lens_jobs_upstream_connected",
+            "1 per open agent stream, by peer address and source.",
+            ("addr", "source"),
+        )
+        self.stream_errors = metrics.counter(
+            "primus_lens_jobs_upstream_error_total", "Agent streams that ended with an error."
+        )
+        self.processing = metrics.histogram(
+            "primus_lens_jobs_event_processing_duration_seconds",
+            "Seconds to commit one batch of container events, by source.",
+            ("source",),
+            buckets=PROCESSING_BUCKETS,
+        )
+        self.lag = metrics.histogram(
+            "lens_events_lag_seconds",
+            "Seconds from an agent recording a container event to its commit in the database.",
+            buckets=LAG_BUCKETS,
+        )
+        self.batch = metrics.histogram(
+            "lens_events_batch_records",
+            "Records committed in one transaction.",
+            buckets=BATCH_BUCKETS,
+        )
+        self.duplicates = metrics.counter(
+            "lens_events_duplicates_total",
+            "Records ignored because their sequence was already committed (resent by an agent).",
+        )
+        self.gaps = metrics.counter(
+            "lens_events_gaps_total",
+            "Records missing from an agent's sequence (dropped from its full buffer).",
+        )
+        self.committed = metrics.counter(
+            "lens_events_committed_total", "Records committed to the database."
+        )
+
+
+class TokenCheck:
+    """The bearer token agents must send, re-read from its file when an agent's does not match."""
+
+    def __init__(self, read: Callable[[], str]) -> None:
+        self._read = read
+        self._token = read()
+
+    def allows(self, metadata: tuple[tuple[str, str | bytes], ...] | None) -> bool:
+        sent = next((str(v) for k, v in metadata or () if k == "authorization"), "")
+        if self._matches(sent):
+            return True
+        self._token = self._read()
+        return self._matches(sent)
+
+    def _matches(self, sent: str) -> bool:
+        expected = f"Bearer {self._token}"
+        return bool(self._token) and hmac.compare_digest(sent.encode(), expected.encode())
+
+
+class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
+    """Commits agents' batches through `recorder`."""
+
+    def __init__(
+        self,
+        recorder: EventRecorder,
+        *,
+        metrics: ReceiverMetrics,
+        batch_records: int,
+        token: TokenCheck | None = None,
+        wall_time: Callable[[], float] = time.time,
+    ) -> None:
+        self._recorder = recorder
+        self._metrics = metrics
+        self._batch_records = batch_records
+        self._token = token
+        self._time = wall_time
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._committed: dict[tuple[str, str], int] = {}
+
+    async def Stream(  # the gRPC method's name
+        self,
+        request_iterator: AsyncIterator[pb.EventBatch],
+        context: grpc.aio.ServicerContext[pb.EventBatch, pb.Ack],
+    ) -> AsyncIterator[pb.Ack]:
+        if self._token is not None and not self._token.allows(context.invocation_metadata()):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        peer = context.peer()
+        queue: _Queue = asyncio.Queue(_QUEUED_BATCHES)
+        reader = asyncio.create_task(_read_into(request_iterator, queue))
+        self._metrics.connected.labels(peer, "k8s").set(1)
+        keys: set[tuple[str, str]] = set()
+        carried: pb.EventBatch | _End | None = None
+        try:
+            while True:
+                taken = carried if carried is not None else await queue.get()
+                if isinstance(taken, _End):
+                    break
+                batch, carried = _merge(taken, queue, self._batch_records)
+                keys.add((batch.node, batch.boot_id))
+                yield await self._commit(batch)
+            if not await reader:
+                self._metrics.stream_errors.inc()
+        finally:
+            reader.cancel()
+            self._metrics.connected.remove(peer, "k8s")
+            for key in keys:
+                lock = self._locks.get(key)
+                if lock is not None and not lock.locked():
+                    self._locks.pop(key, None)
+                    self._committed.pop(key, None)
+
+    async def _commit(self, batch: pb.EventBatch) -> pb.Ack:
+        key = (batch.node, batch.boot_id)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            committed = self._committed.get(key)
+            if committed is None:
+                committed = await asyncio.to_thread(self._recorder.committed, *key)
+            fresh = [r for r in batch.records if r.sequence > committed]
+            self._metrics.duplicates.inc(len(batch.records) - len(fresh))
+            if fresh:
+                committed = await self._write(batch, fresh, committed)
+            self._committed[key] = committed
+        return pb.Ack(boot_id=batch.boot_id, committed_sequence=committed)
+
+    async def _write(self, batch: pb.EventBatch, fresh: list[pb.Record], committed: int) -> int:
+        fresh.sort(key=lambda r: r.sequence)
+        gap = fresh[0].sequence - committed - 1
+        if gap > 0:
+            self._metrics.gaps.inc(gap)
+            log.warning(
+                "agent dropped events before sending them",
+                extra={"node": batch.node, "boot_id": batch.boot_id, "missing": gap},
+            )
+        records = self._decode(fresh)
+        started = time.perf_counter()
+        through = fresh[-1].sequence
+        await asyncio.to_thread(
+            lambda: self._recorder.commit(
+                node=batch.node, boot_id=batch.boot_id, records=records, through=through
+            )
+        )
+        self._metrics.processing.labels("k8s").observe(time.perf_counter() - started)
+        now = self._time()
+        for record in fresh:
+            self._metrics.lag.observe(max(0.0, now - wire.seconds_of(record.observed_at)))
+        self._metrics.batch.observe(len(fresh))
+        self._metrics.committed.inc(len(fresh))
+        return through
+
+    def _decode(self, fresh: list[pb.Record]) -> list[Record]:
+        records: list[Record] = []
+        for record in fresh:
+            body = record.WhichOneof("body")
+            try:
+                if body == "event":
+                    event = wire.from_event(record.event)
+                    records.append(event)
+                    self._metrics.received.labels(_source(event)).inc()
+                elif body == "inventory":
+                    records.append(wire.from_inventory(record.inventory))
+                else:
+                    raise wire.WireError("record without a body")
+            except wire.WireError as exc:
+                self._metrics.errors.labels("k8s").inc()
+                log.warning("container event record dropped", extra={"reason": str(exc)})
+        return records
+
+
+def _source(event: ContainerEvent) -> str:
+    return event.source.value
+
+
+async def _read_into(requests: AsyncIterator[pb.EventBatch], queue: _Queue) -> bool:
+    """Queue the stream's batches, then _END; False when the stream broke off with an error."""
+    try:
+        async for batch in requests:
+            await queue.put(batch)
+    except (grpc.RpcError, asyncio.CancelledError):
+        return False
+    finally:
+        await queue.put(_END)
+    return True
+
+
+def _merge(
+    first: pb.EventBatch, queue: _Queue, limit: int
+) -> tuple[pb.EventBatch, pb.EventBatch | _End | None]:
+    """`first` plus the batches of the same boot already waiting, up to `limit` records; and the
+    batch taken that did not fit (None: none was)."""
+    if queue.empty() or len(first.records) >= limit:
+        return first, None
+    merged = pb.EventBatch(node=first.node, boot_id=first.boot_id)
+    merged.records.extend(first.records)
+    while not queue.empty():
+        following = queue.get_nowait()
+        if (
+            isinstance(following, _End)
+            or following.boot_id != first.boot_id
+            or len(merged.records) + len(following.records) > limit
+        ):
+            return merged, following
+        merged.records.extend(following.records)
+    return merged, None

@@ -1,0 +1,3 @@
+"""`lens jobs`: the container event server (its periodic jobs come later)."""
+
+__all__: list[str] = []

@@ -1,0 +1,140 @@
+"""The node agent's container tracking: containerd watcher, device table, outbox and shipper.
+
+Joins two domains as STYLE S2.2 asks: the devices domain's collections (GPUs, DRI, RDMA, kept in
+AgentState) become the device-number lookup the containers domain attributes with. Started
+after the first collection cycle, so containers already running are attributed to real GPUs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from lens.containers.attribution import KnownDevice
+from lens.containers.containerd import ContainerdClient
+from lens.containers.journal import Journal
+from lens.containers.model import Container, Source
+from lens.containers.outbox import Outbox
+from lens.containers.shipping import EventShipper, ShipperMetrics
+from lens.containers.tracking import ContainerTracker
+from lens.containers.watching import ContainerWatcher
+from lens.devices import devnodes
+from lens.devices.sysfs import HostFiles
+from lens.roles.node_agent.state import AgentState
+from lens.runtime import errors, lifecycle
+from lens.runtime.config import ContainersConfig, EventsConfig
+from lens.runtime.selfmetrics import SelfMetrics
+
+log = logging.getLogger(__name__)
+
+
+class DeviceTable:
+    """(major, minor) → GPU or RDMA device, rebuilt when the agent's collections change."""
+
+    def __init__(self, host: HostFiles, state: AgentState) -> None:
+        self._host = host
+        self._state = state
+        self._basis: tuple[object, ...] = ()
+        self._table: dict[devnodes.DeviceNumber, devnodes.NodeDevice] = {}
+
+    def lookup(self, major: int, minor: int) -> KnownDevice | None:
+        return self._current().get((major, minor))
+
+    def _current(self) -> dict[devnodes.DeviceNumber, devnodes.NodeDevice]:
+        gpus = [latest.get() for latest in self._state.gpus.values()]
+        dri, rdma = self._state.dri.get(), self._state.rdma.get()
+        basis = (*(g.value if g else None for g in gpus), dri and dri.value, rdma and rdma.value)
+        if any(a is not b for a, b in zip(basis, self._basis, strict=False)) or not self._basis:
+            self._table = devnodes.read_device_numbers(
+                self._host,
+                gpus=[gpu for gpu, _ in self._state.known_gpus()],
+                dri=dri.value if dri else None,
+                rdma=rdma.value if rdma else None,
+            )
+            self._basis = basis
+        return self._table
+
+
+class ContainerTracking:
+    """A service part: follows containerd and ships events while the agent runs."""
+
+    name = "containers"
+
+    def __init__(
+        self,
+        *,
+        containers: ContainersConfig,
+        events: EventsConfig,
+        node: str,
+        lookup: DeviceTable,
+        metrics: SelfMetrics,
+        ready: Callable[[], bool],
+        wall_time: Callable[[], float] = time.time,
+    ) -> None:
+        self._ready = ready
+        dropped = metrics.counter(
+            "lens_events_dropped_total",
+            "Container events dropped unsent because the outbox was full.",
+        )
+        boot_id = uuid.uuid4().hex
+        journal = Journal(events.journal_dir, boot_id=boot_id) if events.journal_dir else None
+        self.outbox = Outbox(
+            boot_id=boot_id,
+            capacity=events.buffer_records,
+            wall_time=wall_time,
+            journal=journal,
+            on_drop=dropped.inc,
+        )
+        metrics.gauge(
+            "lens_events_buffered", "Container events waiting for the server's acknowledgement."
+        ).set_function(lambda: len(self.outbox))
+        self.tracker = ContainerTracker(
+            source=Source.CONTAINERD,
+            lookup=lookup.lookup,
+            emit=self.outbox.put,
+            all_containers=containers.all_containers,
+        )
+        self.client = ContainerdClient(
+            containers.containerd_address,
+            namespace=containers.namespace,
+            timeout_seconds=containers.request_timeout_seconds,
+        )
+        self.watcher = ContainerWatcher(
+            client=self.client, tracker=self.tracker, wall_time=wall_time
+        )
+        self.shipper = (
+            EventShipper(events, outbox=self.outbox, node=node, metrics=ShipperMetrics(metrics))
+            if events.server_address
+            else None
+        )
+
+    def containers(self) -> list[Container]:
+        return self.tracker.containers()
+
+    def check_subscribed(self) -> None:
+        """Readiness: following containerd's events (NoDataError until the first resync)."""
+        if not self.watcher.connected:
+            raise errors.NoDataError(f"not subscribed to containerd at {self.client.address}")
+
+    async def start(self) -> None:
+        await lifecycle.in_thread(self._wait_for_devices, name="containers-start")
+        self.watcher.start()
+        if self.shipper is not None:
+            self.shipper.start()
+
+    async def stop(self) -> None:
+        await lifecycle.in_thread(self._stop, name="containers-stop")
+
+    def _wait_for_devices(self) -> None:
+        deadline = time.monotonic() + 30.0
+        while not self._ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _stop(self) -> None:
+        self.watcher.stop()
+        if self.shipper is not None:
+            self.shipper.stop()
+        self.outbox.close()
+        self.client.close()

@@ -1,0 +1,302 @@
+"""End to end with a real containerd: agent and jobs processes, kills and restarts, exactly once.
+
+Every container lifecycle the test drives must reach node_container_events exactly once per
+event type, on SQLite and PostgreSQL, while the jobs server and the agent are killed (SIGKILL)
+and restarted mid-stream.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import peewee
+import pytest
+
+from lens.runtime.config import DatabaseConfig
+from lens.sim.containerd import PrivateContainerd, pod_labels
+from lens.sim.hosts.tree import HostTree
+from lens.store import database, models
+
+pytestmark = pytest.mark.slow_timeout
+
+LIFECYCLE = ["Created", "Running", "Exit", "Deleted"]
+
+
+class Process:
+    """`lens <role>` as a child process, killable with SIGKILL."""
+
+    def __init__(self, role: str, env: dict[str, str], log: Path) -> None:
+        self._role, self._env, self._log = role, env, log
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self._log.open("ab") as out:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "lens", self._role],
+                env={**os.environ, **self._env},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self) -> None:
+        assert self._process is not None
+        self._process.send_signal(signal.SIGKILL)
+        self._process.wait(10)
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(15)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait(5)
+
+
+def _get(port: int, path: str) -> tuple[int, object]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=3)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+def _answers(port: int, path: str) -> bool:
+    try:
+        return _get(port, path)[0] == 200
+    except OSError:
+        return False
+
+
+class Pipeline:
+    def __init__(
+        self, *, tree: HostTree, ctd: PrivateContainerd, url: str, tmp: Path, ports: list[int]
+    ) -> None:
+        grpc_port, jobs_http, agent_http = ports
+        self.agent_http, self.jobs_http = agent_http, jobs_http
+        common = {"LENS_LOGGING__FORMAT": "json", "LENS_SERVICE__STOP_TIMEOUT_SECONDS": "10"}
+        self.jobs = Process(
+            "jobs",
+            {
+                **common,
+                "LENS_DATABASE__URL": url,
+                "LENS_JOBS__GRPC_HOST": "127.0.0.1",
+                "LENS_JOBS__GRPC_PORT": str(grpc_port),
+                "LENS_SERVER__PORT": str(jobs_http),
+            },
+            tmp / "jobs.log",
+        )
+        self.agent = Process(
+            "node-agent",
+            {
+                **common,
+                "LENS_HOST__ROOT": str(tree.root),
+                "LENS_NODE_AGENT__NODE_NAME": "gpu-node-1",
+                "LENS_NODE_AGENT__COLLECTORS": "amdgpu,dri,rdma",
+                "LENS_CONTAINERS__CONTAINERD_ADDRESS": ctd.socket,
+                "LENS_CONTAINERS__RECONCILE_INTERVAL_SECONDS": "2",
+                "LENS_EVENTS__SERVER_ADDRESS": f"127.0.0.1:{grpc_port}",
+                "LENS_EVENTS__JOURNAL_DIR": str(tmp / "journal"),
+                "LENS_SERVER__PORT": str(agent_http),
+            },
+            tmp / "agent.log",
+        )
+
+
+@pytest.fixture
+def pipeline(
+    mi300x: HostTree,
+    containerd: PrivateContainerd,
+    empty_database_url: str,
+    tmp_path: Path,
+    free_port: Callable[[], int],
+) -> Iterator[Pipeline]:
+    built = Pipeline(
+        tree=mi300x,
+        ctd=containerd,
+        url=empty_database_url,
+        tmp=tmp_path,
+        ports=[free_port(), free_port(), free_port()],
+    )
+    try:
+        yield built
+    finally:
+        built.agent.stop()
+        built.jobs.stop()
+
+
+def _events(url: str) -> Counter[tuple[str, str]]:
+    db = database.open_database(DatabaseConfig(url=url))
+    try:
+        with database.session(db):
+            query = models.NodeContainerEvent.select()
+            return Counter((e.container_id, e.event_type) for e in query)
+    finally:
+        db.close()
+
+
+def _rows(url: str, model: type[models.LensModel]) -> list[peewee.Model]:
+    db = database.open_database(DatabaseConfig(url=url))
+    try:
+        with database.session(db):
+            return list(model.select())
+    finally:
+        db.close()
+
+
+class Driver:
+    """Runs containers on the private containerd and remembers what must reach the database."""
+
+    def __init__(self, ctd: PrivateContainerd, devices: list[Path]) -> None:
+        self.ctd, self.devices = ctd, devices
+        self.expected: dict[str, list[str]] = {}
+
+    def labels(self, name: str) -> dict[str, str]:
+        return pod_labels(
+            pod=f"pod-{name}", namespace="team-a", uid=f"uid-{name}", container="main"
+        )
+
+    def run(self, name: str, *, code: int = 0) -> None:
+        done = self.ctd.run(
+            name, ["sh", "-c", f"exit {code}"], labels=self.labels(name), devices=self.devices
+        )
+        assert done.returncode == code, done.stderr
+        self.expected[name] = LIFECYCLE
+
+    def run_out_of_memory(self, name: str) -> None:
+        self.ctd.run(
+            name,
+            ["sh", "-c", "tail /dev/zero"],
+            labels=self.labels(name),
+            devices=self.devices,
+            memory_limit=16 << 20,
+        )
+        self.expected[name] = ["Created", "Running", "OOMKilled", "Exit", "Deleted"]
+
+
+def _committed(url: str, expected: dict[str, list[str]]) -> bool:
+    events = _events(url)
+    return all(events[(name, kind)] for name, kinds in expected.items() for kind in kinds)
+
+
+@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+def test_every_container_event_reaches_the_database_exactly_once(
+    pipeline: Pipeline,
+    containerd: PrivateContainerd,
+    device_nodes: dict[str, Path],
+    empty_database_url: str,
+    eventually: Callable[..., None],
+) -> None:
+    p = pipeline
+    drive = Driver(containerd, [device_nodes["render"], device_nodes["uverbs"]])
+    p.jobs.start()
+    p.agent.start()
+    eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)
+    eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)
+    # Everything up.
+    for i in range(3):
+        drive.run(f"a{i}", code=i)
+    drive.run_out_of_memory("a-oom")
+    assert containerd.run("no-devices", ["true"], labels=drive.labels("x")).returncode == 0
+    eventually(lambda: _committed(empty_database_url, drive.expected), timeout=30)
+    # The server killed mid-stream: the agent keeps the events and resends them.
+    p.jobs.kill()
+    for i in range(3):
+        drive.run(f"b{i}", code=3)
+    p.jobs.start()
+    eventually(lambda: _committed(empty_database_url, drive.expected), timeout=30)
+    # Both down: the agent is killed with unacknowledged events; its journal keeps them.
+    p.jobs.kill()
+    for i in range(3):
+        drive.run(f"c{i}", code=4)
+    time.sleep(0.5)
+    p.agent.kill()
+    p.agent.start()
+    p.jobs.start()
+    eventually(lambda: _committed(empty_database_url, drive.expected), timeout=30)
+    _check_exactly_once(empty_database_url, drive.expected)
+    _check_rows(empty_database_url, drive.expected)
+
+
+def _check_exactly_once(url: str, expected: dict[str, list[str]]) -> None:
+    events = _events(url)
+    for name, kinds in expected.items():
+        got = {
+            kind: events[(name, kind)]
+            for kind in ("Created", "Running", "Exit", "OOMKilled", "Deleted")
+        }
+        assert got == {k: int(k in kinds) for k in got}, name
+    assert not [key for key in events if key[0] == "no-devices"]
+
+
+def _check_rows(url: str, expected: dict[str, list[str]]) -> None:
+    containers = {r.container_id: r for r in _rows(url, models.NodeContainer)}
+    assert set(containers) == set(expected)
+    a1 = containers["a1"]
+    assert (a1.container_name, a1.pod_name, a1.pod_namespace, a1.pod_uid) == (
+        "main",
+        "pod-a1",
+        "team-a",
+        "uid-a1",
+    )
+    assert (a1.node_name, a1.source, a1.status, a1.exit_code) == ("gpu-node-1", "k8s", "Deleted", 1)
+    assert containers["a-oom"].exit_code == 137
+    devices = [
+        (d.device_type, d.device_no)
+        for d in _rows(url, models.NodeContainerDevice)
+        if d.container_id == "a1"
+    ]
+    assert sorted(devices) == [("gpu", 0), ("ib", 0)]
+
+
+def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the_agent_was_down(
+    pipeline: Pipeline,
+    containerd: PrivateContainerd,
+    device_nodes: dict[str, Path],
+    empty_database_url: str,
+    eventually: Callable[..., None],
+) -> None:
+    p = pipeline
+    drive = Driver(containerd, [device_nodes["card"], device_nodes["render"]])
+    p.jobs.start()
+    p.agent.start()
+    eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)
+    started = containerd.run(
+        "long", ["sleep", "600"], labels=drive.labels("long"), devices=drive.devices, detach=True
+    )
+    assert started.returncode == 0, started.stderr
+    try:
+        eventually(
+            lambda: _committed(empty_database_url, {"long": ["Created", "Running"]}), timeout=30
+        )
+        status, pods = _get(p.agent_http, "/v1/pods")
+        assert status == 200 and isinstance(pods, list)
+        (long,) = [c for c in pods if c["id"] == "long"]
+        assert (long["pod_name"], long["status"], long["devices"]["infiniband"]) == (
+            "pod-long",
+            "Running",
+            [],
+        )
+        assert [d["id"] for d in long["devices"]["gpu"]] == [0]  # card1 and renderD128: one GPU
+        p.agent.kill()
+    finally:
+        containerd.kill_and_delete("long")
+    p.agent.start()
+    eventually(lambda: _committed(empty_database_url, {"long": ["Deleted"]}), timeout=30)
+    events = _events(empty_database_url)
+    assert [events[("long", k)] for k in ("Created", "Running", "Deleted")] == [1, 1, 1]
+    (row,) = [
+        r for r in _rows(empty_database_url, models.NodeContainer) if r.container_id == "long"
+    ]
+    assert row.status == "Deleted"
