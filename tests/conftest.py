@@ -20,8 +20,10 @@ import pymysql
 import pytest
 
 from lens.devices.sysfs import HostFiles
+from lens.roles.jobs import main as jobs_main
+from lens.roles.jobs.main import Jobs
 from lens.runtime.clock import FakeClock
-from lens.runtime.config import DatabaseConfig
+from lens.runtime.config import Config, DatabaseConfig, JobsConfig, ServerConfig
 from lens.sim.containerd import PrivateContainerd, make_device_node
 from lens.sim.hosts import profiles
 from lens.sim.hosts.state import NodeSpec
@@ -283,3 +285,46 @@ def _free_port() -> int:
 def free_port() -> Callable[[], int]:
     """free_port() -> a TCP port nothing listens on now."""
     return _free_port
+
+
+class RunningJobs:
+    def __init__(self, jobs: Jobs) -> None:
+        self.jobs = jobs
+        self._thread = threading.Thread(target=jobs.kit.service.run, daemon=True)
+        self._thread.start()
+        assert jobs.kit.service.started.wait(10)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.jobs.grpc.port}"
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self.jobs.kit.service.request_stop("test over")
+            self._thread.join(15)
+
+
+StartJobs = Callable[..., RunningJobs]
+
+
+@pytest.fixture
+def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
+    started: list[RunningJobs] = []
+
+    def start(*, token: str = "", port: int = 0) -> RunningJobs:
+        token_file = ""
+        if token:
+            token_file = str(tmp_path / "token")
+            Path(token_file).write_text(token + "\n")
+        config = Config(
+            database=DatabaseConfig(url=empty_database_url),
+            server=ServerConfig(host="127.0.0.1", port=0),
+            jobs=JobsConfig(grpc_host="127.0.0.1", grpc_port=port, token_file=token_file),
+        )
+        running = RunningJobs(jobs_main.build(config, handle_signals=False))
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()

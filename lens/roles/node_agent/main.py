@@ -154,14 +154,7 @@ def build(
     )
     node_name = config.node_agent.node_name or socket.gethostname()
     tracking = _tracking(config, parts, role, cycle, node_name)
-    api = rest.NodeApi(
-        parts.state,
-        statics=parts.statics.current,
-        nvidia_driver=_nvidia_driver(parts.state),
-        containers=tracking.containers if tracking is not None else None,
-    )
-    for path, handler in api.routes().items():
-        role.http.add_route(path, handler)
+    _serve_api(role, parts, tracking)
     role.http.add_route("/v1/metrics", httpserver.ops_routes(role.health, role.cache)["/metrics"])
     role.health.add_readiness("collection", _first_cycle(cycle))
     role.service.add(_Closer(cycle))
@@ -174,6 +167,19 @@ def build(
         node_name=node_name,
         tracking=tracking,
     )
+
+
+def _serve_api(
+    role: kit.RoleKit, parts: collectors.AgentParts, tracking: ContainerTracking | None
+) -> None:
+    api = rest.NodeApi(
+        parts.state,
+        statics=parts.statics.current,
+        nvidia_driver=_nvidia_driver(parts.state),
+        containers=tracking.containers if tracking is not None else None,
+    )
+    for path, handler in api.routes().items():
+        role.http.add_route(path, handler)
 
 
 def _tracking(

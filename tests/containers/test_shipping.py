@@ -1,0 +1,90 @@
+"""The agent's shipper against the real event server: delivery, acks, restarts, tokens, TLS."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lens.containers.model import Inventory, Source
+from lens.containers.outbox import Outbox
+from lens.containers.shipping import EventShipper, ShipperMetrics, channel_credentials
+from lens.runtime import errors
+from lens.runtime.backoff import Backoff
+from lens.runtime.config import EventsConfig
+from lens.runtime.selfmetrics import SelfMetrics
+from lens.store import models
+
+pytestmark = pytest.mark.slow_timeout
+SQLITE = pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+
+
+def _put(box: Outbox, count: int) -> None:
+    for n in range(count):
+        box.put(Inventory(source=Source.CONTAINERD, time=float(n), container_ids=()))
+
+
+def _shipper(box: Outbox, address: str, token_file: str = "") -> EventShipper:
+    cfg = EventsConfig(server_address=address, token_file=token_file, batch_records=7)
+    return EventShipper(
+        cfg,
+        outbox=box,
+        node="n1",
+        metrics=ShipperMetrics(SelfMetrics(process=False)),
+        backoff=Backoff(initial=0.05, maximum=0.2),
+    )
+
+
+def _committed(boot_id: str) -> int:
+    row = models.EventStream.select().where(models.EventStream.boot_id == boot_id).first()
+    return 0 if row is None else int(row.committed_sequence)
+
+
+@SQLITE
+def test_the_outbox_empties_into_the_server_and_survives_its_restart(
+    start_jobs: Callable[..., object], free_port: Callable[[], int], eventually: Callable[..., None]
+) -> None:
+    port = free_port()
+    server = start_jobs(port=port)
+    box = Outbox(boot_id="boot-1", capacity=1000, wall_time=lambda: 0.0)
+    shipper = _shipper(box, f"127.0.0.1:{port}")
+    shipper.start()
+    try:
+        _put(box, 20)
+        eventually(lambda: len(box) == 0, timeout=10)
+        assert _committed("boot-1") == 20
+        server.stop()  # type: ignore[attr-defined]
+        _put(box, 10)
+        server = start_jobs(port=port)
+        eventually(lambda: len(box) == 0, timeout=15)
+        assert _committed("boot-1") == 30
+        assert shipper.streams >= 2
+    finally:
+        shipper.stop()
+
+
+@SQLITE
+def test_without_the_right_token_nothing_is_acknowledged(
+    start_jobs: Callable[..., object], tmp_path: Path, eventually: Callable[..., None]
+) -> None:
+    server = start_jobs(token="right")
+    token = tmp_path / "agent-token"
+    token.write_text("wrong\n")
+    box = Outbox(boot_id="boot-2", capacity=100, wall_time=lambda: 0.0)
+    shipper = _shipper(box, server.address, str(token))  # type: ignore[attr-defined]
+    shipper.start()
+    try:
+        _put(box, 3)
+        eventually(lambda: shipper.streams == 0 and len(box) == 3, timeout=2)
+        token.write_text("right\n")  # read again on the next connection
+        eventually(lambda: len(box) == 0, timeout=10)
+    finally:
+        shipper.stop()
+
+
+def test_tls_needs_a_readable_ca_file() -> None:
+    assert channel_credentials(EventsConfig()) is None
+    assert channel_credentials(EventsConfig(tls=True)) is not None
+    with pytest.raises(errors.ConfigError, match="events.ca_file"):
+        channel_credentials(EventsConfig(tls=True, ca_file="/nonexistent/ca.pem"))

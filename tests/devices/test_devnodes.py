@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from lens.devices import devnodes
+from lens.devices.amdgpu import AmdGpuCollector
+from lens.devices.dri import DriCollector
+from lens.devices.rdma import RdmaCollector
+from lens.devices.sysfs import HostFiles
+
+
+def test_parse_dev_reads_major_and_minor() -> None:
+    assert devnodes.parse_dev("226:128\n") == (226, 128)
+    assert devnodes.parse_dev("garbage") is None
+    assert devnodes.parse_dev(None) is None
+
+
+def test_every_gpu_node_and_uverbs_of_a_simulated_node_has_its_number(host: HostFiles) -> None:
+    gpus = AmdGpuCollector(host).collect().gpus
+    table = devnodes.read_device_numbers(
+        host, gpus=gpus, dri=DriCollector(host).collect(), rdma=RdmaCollector(host).collect()
+    )
+    gpu0 = table[(226, 128)]
+    assert (gpu0.type, gpu0.number, gpu0.uuid) == ("gpu", 0, gpus[0].uuid)
+    assert table[(226, 1)] == gpu0  # card1 is the same GPU
+    assert (226, 0) not in table  # card0: the BMC's display
+    assert len({d.uuid for d in table.values() if d.type == "gpu"}) == 8
+    nic = table[(231, 192)]
+    assert (nic.type, nic.number) == ("ib", 0) and nic.uuid
+    assert len([d for d in table.values() if d.type == "ib"]) == 8
