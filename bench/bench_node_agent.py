@@ -27,7 +27,7 @@ from pathlib import Path
 from lens.devices.tools import ToolRunner
 from lens.roles.node_agent import main as node_agent
 from lens.runtime.clock import FakeClock
-from lens.runtime.config import Config, HostConfig, ServerConfig
+from lens.runtime.config import Config, ContainersConfig, HostConfig, ServerConfig
 from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 
@@ -49,6 +49,7 @@ def _lens_cycle_ms(tree: HostTree, cycles: int) -> dict[str, float]:
     config = Config(
         host=HostConfig(root=str(tree.root)),
         server=ServerConfig(host="127.0.0.1", port=0),
+        containers=ContainersConfig(containerd_address=""),
     )
     clock = FakeClock()
     agent = node_agent.build(config, clock=clock, handle_signals=False)
@@ -125,7 +126,12 @@ def _wait_ready(port: int, deadline: float) -> None:
 
 def _agent_process(tree: HostTree, seconds: float) -> dict[str, float]:
     port = _free_port()
-    env = {**os.environ, "LENS_SERVER__HOST": "127.0.0.1", "LENS_LOGGING__LEVEL": "warning"}
+    env = {
+        **os.environ,
+        "LENS_SERVER__HOST": "127.0.0.1",
+        "LENS_LOGGING__LEVEL": "warning",
+        "LENS_CONTAINERS__CONTAINERD_ADDRESS": "",  # GPUs and RDMA only: no containerd here
+    }
     command = [sys.executable, "-m", "lens", "node-agent", "--host-root", str(tree.root)]
     with subprocess.Popen([*command, "--port", str(port)], env=env) as process:
         try:

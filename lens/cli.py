@@ -138,7 +138,18 @@ def docs_metrics() -> None:
 
     defaults = config_module.Config()
     runtime = kit.build("docs", server=defaults.server, service=defaults.service)
-    sections = [("Runtime (every role)", runtime.metrics.declared), *collectors.metric_docs()]
+    from lens.containers import receiving, shipping
+    from lens.runtime.selfmetrics import SelfMetrics
+
+    agent_events, jobs_events = SelfMetrics(process=False), SelfMetrics(process=False)
+    shipping.ShipperMetrics(agent_events)
+    receiving.ReceiverMetrics(jobs_events)
+    sections = [
+        ("Runtime (every role)", runtime.metrics.declared),
+        *collectors.metric_docs(),
+        ("Node agent: container events", agent_events.declared),
+        ("Jobs: container event server", jobs_events.declared),
+    ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)
 
 

@@ -43,6 +43,13 @@ class ShipperMetrics:
         self.connected = metrics.gauge(
             "lens_events_connected", "1 while a stream to the event server is open."
         )
+        self.dropped = metrics.counter(
+            "lens_events_dropped_total",
+            "Container events dropped unsent because the outbox was full.",
+        )
+        self.buffered = metrics.gauge(
+            "lens_events_buffered", "Container events waiting for the server's acknowledgement."
+        )
 
 
 def channel_credentials(cfg: EventsConfig) -> grpc.ChannelCredentials | None:

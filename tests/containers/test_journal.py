@@ -54,5 +54,5 @@ def test_a_torn_tail_is_left_out(tmp_path: Path) -> None:
 
 def test_an_unusable_directory_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    with pytest.raises(errors.ConfigError, match="events.journal_dir"):
+    with pytest.raises(errors.ConfigError, match=r"events\.journal_dir"):
         Journal(str(tmp_path / "file" / "sub"), boot_id="ffffffff")

@@ -86,5 +86,5 @@ def test_without_the_right_token_nothing_is_acknowledged(
 def test_tls_needs_a_readable_ca_file() -> None:
     assert channel_credentials(EventsConfig()) is None
     assert channel_credentials(EventsConfig(tls=True)) is not None
-    with pytest.raises(errors.ConfigError, match="events.ca_file"):
+    with pytest.raises(errors.ConfigError, match=r"events\.ca_file"):
         channel_credentials(EventsConfig(tls=True, ca_file="/nonexistent/ca.pem"))

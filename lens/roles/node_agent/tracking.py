@@ -74,10 +74,7 @@ class ContainerTracking:
         wall_time: Callable[[], float] = time.time,
     ) -> None:
         self._ready = ready
-        dropped = metrics.counter(
-            "lens_events_dropped_total",
-            "Container events dropped unsent because the outbox was full.",
-        )
+        shipped = ShipperMetrics(metrics)
         boot_id = uuid.uuid4().hex
         journal = Journal(events.journal_dir, boot_id=boot_id) if events.journal_dir else None
         self.outbox = Outbox(
@@ -85,11 +82,9 @@ class ContainerTracking:
             capacity=events.buffer_records,
             wall_time=wall_time,
             journal=journal,
-            on_drop=dropped.inc,
+            on_drop=shipped.dropped.inc,
         )
-        metrics.gauge(
-            "lens_events_buffered", "Container events waiting for the server's acknowledgement."
-        ).set_function(lambda: len(self.outbox))
+        shipped.buffered.set_function(lambda: len(self.outbox))
         self.tracker = ContainerTracker(
             source=Source.CONTAINERD,
             lookup=lookup.lookup,
@@ -105,7 +100,7 @@ class ContainerTracking:
             client=self.client, tracker=self.tracker, wall_time=wall_time
         )
         self.shipper = (
-            EventShipper(events, outbox=self.outbox, node=node, metrics=ShipperMetrics(metrics))
+            EventShipper(events, outbox=self.outbox, node=node, metrics=shipped)
             if events.server_address
             else None
         )

@@ -47,5 +47,5 @@ def test_half_a_tls_pair_fails_the_start(empty_database_url: str) -> None:
     config = Config(
         database=DatabaseConfig(url=empty_database_url), jobs=JobsConfig(tls_cert_file="/x.pem")
     )
-    with pytest.raises(errors.ConfigError, match="jobs.tls_cert_file"):
+    with pytest.raises(errors.ConfigError, match=r"jobs\.tls_cert_file"):
         main.build(config, handle_signals=False)

@@ -14,6 +14,7 @@ from lens.roles.node_agent.main import NodeAgent
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import (
     Config,
+    ContainersConfig,
     HostConfig,
     KubeletConfig,
     NodeAgentConfig,
@@ -44,6 +45,7 @@ def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
             service=ServiceConfig(loop_jitter_ratio=0),
             kubelet=kubelet or KubeletConfig(),
             node_agent=NodeAgentConfig(node_name="gpu-node-1", **settings),
+            containers=ContainersConfig(containerd_address=""),
         )
         agent = main.build(config, clock=clock, nvml_binding=nvml, handle_signals=False)
         built.append(agent)
