@@ -68,7 +68,7 @@ def test_the_config_is_immutable() -> None:
             "logging.levle",
             "unknown key (expected one of: format, level)",
         ),
-        ("loging: {}\n", "loging", "unknown key (expected one of: cluster, database,"),
+        ("loging: {}\n", "loging", "unknown key (expected one of: cluster, containers, database,"),
         ("server:\n  port: http\n", "server.port", "expected an integer, got string 'http'"),
         ("server:\n  port: 70000\n", "server.port", "expected a number from 0 to 65535, got 70000"),
         (
