@@ -260,6 +260,7 @@ def _check_rows(url: str, expected: dict[str, list[str]]) -> None:
     assert sorted(devices) == [("gpu", 0), ("ib", 0)]
 
 
+@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
 def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the_agent_was_down(
     pipeline: Pipeline,
     containerd: PrivateContainerd,
