@@ -214,12 +214,10 @@ def jobs_command(
     lens_logging.configure(cfg.logging)
     try:
         code = jobs_main.run(cfg)
-    except (errors.ConfigError, errors.StoreError) as exc:
-        _fail(
-            "config error" if isinstance(exc, errors.ConfigError) else "store error",
-            str(exc),
-            errors.EXIT_CONFIG if isinstance(exc, errors.ConfigError) else errors.EXIT_FATAL,
-        )
+    except errors.ConfigError as exc:
+        _fail("config error", str(exc), errors.EXIT_CONFIG)
+    except errors.StoreError as exc:
+        _fail("store error", str(exc), errors.EXIT_FATAL)
     raise typer.Exit(code)
 
 

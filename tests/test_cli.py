@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -255,22 +255,16 @@ def test_sim_kube_refuses_an_unknown_scenario() -> None:
     assert "unknown scenario 'huge'" in result.stderr
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.slow_timeout
-def test_node_agent_serves_a_simulated_node_until_terminated(tmp_path: Path) -> None:
+def test_node_agent_serves_a_simulated_node_until_terminated(
+    tmp_path: Path, free_port: Callable[[], int]
+) -> None:
     import time
     import urllib.request
 
     tree = tmp_path / "node"
     assert _lens("sim", "node", str(tree), "--gpus", "2", "--rdma", "1").returncode == 0
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "lens", "node-agent", "--host-root", str(tree)]
     env = {**os.environ, "LENS_SERVER__HOST": "127.0.0.1", "LENS_LOGGING__FORMAT": "json"}
     with subprocess.Popen(

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 
 from lens.containers import wire
-from lens.containers.model import ContainerEvent, Record
+from lens.containers.model import Record
 from lens.containers.recording import EventRecorder
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
@@ -210,7 +210,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                 if body == "event":
                     event = wire.from_event(record.event)
                     records.append(event)
-                    self._metrics.received.labels(_source(event)).inc()
+                    self._metrics.received.labels(event.source.value).inc()
                 elif body == "inventory":
                     records.append(wire.from_inventory(record.inventory))
                 else:
@@ -219,10 +219,6 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                 self._metrics.errors.labels("k8s").inc()
                 log.warning("container event record dropped", extra={"reason": str(exc)})
         return records
-
-
-def _source(event: ContainerEvent) -> str:
-    return event.source.value
 
 
 async def _read_into(requests: AsyncIterator[pb.EventBatch], queue: _Queue) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -17,7 +17,7 @@ import grpc
 from lens.containers.outbox import Outbox
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
-from lens.runtime import errors
+from lens.runtime import errors, tokenfile
 from lens.runtime.backoff import Backoff
 from lens.runtime.config import EventsConfig
 from lens.runtime.selfmetrics import SelfMetrics
@@ -67,15 +67,6 @@ def channel_credentials(cfg: EventsConfig) -> grpc.ChannelCredentials | None:
     return grpc.ssl_channel_credentials(root_certificates=root)
 
 
-def read_token(path: str) -> str:
-    if not path:
-        return ""
-    try:
-        return Path(path).read_text().strip()
-    except OSError as exc:
-        raise errors.SourceError(f"events.token_file: cannot read {path}: {exc}") from exc
-
-
 class EventShipper:
     """Streams `outbox` to the server at cfg.server_address until `stop()`."""
 
@@ -87,7 +78,6 @@ class EventShipper:
         node: str,
         metrics: ShipperMetrics,
         backoff: Backoff | None = None,
-        on_ack: Callable[[pb.Ack], None] | None = None,
     ) -> None:
         self._cfg = cfg
         self._outbox = outbox
@@ -95,7 +85,7 @@ class EventShipper:
         self._metrics = metrics
         self._backoff = backoff or Backoff(initial=0.2, maximum=10.0)
         self._credentials = channel_credentials(cfg)
-        self._on_ack = on_ack
+        self._token = tokenfile.TokenFile(cfg.token_file)
         self._stop = threading.Event()
         self._call: grpc.Future | None = None
         self._thread: threading.Thread | None = None
@@ -133,7 +123,7 @@ class EventShipper:
         self._metrics.connected.set(0)
 
     def _stream(self) -> None:
-        token = read_token(self._cfg.token_file)
+        token = self._token.read()  # a rotated token is picked up on the next connection
         metadata = (("authorization", f"Bearer {token}"),) if token else ()
         address = self._cfg.server_address
         with self._channel(address) as channel:
@@ -149,8 +139,6 @@ class EventShipper:
                     self._connected()
                 removed = self._outbox.acknowledge(ack.boot_id, ack.committed_sequence)
                 self._metrics.acknowledged.inc(removed)
-                if self._on_ack is not None:
-                    self._on_ack(ack)
         if not self._stop.is_set():
             raise errors.SourceError("event server closed the stream")
 

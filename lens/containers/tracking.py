@@ -10,6 +10,7 @@ containers gone meanwhile, and an Inventory of the live ones. watching.py drives
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections.abc import Callable
 from typing import Protocol
@@ -21,7 +22,6 @@ from lens.containers.model import (
     STATUS_AFTER,
     Container,
     ContainerEvent,
-    Device,
     EventType,
     Inventory,
     Record,
@@ -29,8 +29,7 @@ from lens.containers.model import (
 )
 from lens.runtime import errors
 
-# The devices the kubelet allocated to (pod uid, container name); None: not known.
-AllocationLookup = Callable[[str, str], tuple[Device, ...] | None]
+log = logging.getLogger(__name__)
 
 
 class ContainerReader(Protocol):
@@ -56,16 +55,13 @@ class ContainerTracker:
         lookup: DeviceLookup,
         emit: Callable[[Record], None],
         all_containers: bool = False,
-        allocations: AllocationLookup | None = None,
     ) -> None:
         self.source = source
         self._lookup = lookup
         self._emit = emit
         self._all = all_containers
-        self._allocations = allocations
         self._live: dict[str, Container] = {}
         self._lock = threading.Lock()
-        self.problems = 0  # containers whose spec could not be read
 
     def containers(self) -> list[Container]:
         """The live containers reported, in creation order."""
@@ -174,14 +170,14 @@ class ContainerTracker:
             return None
         try:
             devices = attribute(spec.parse_spec_devices(record.spec), self._lookup)
-        except errors.SourceError:
-            self.problems += 1
+        except errors.SourceError as exc:
+            log.warning(
+                "container spec unreadable; no devices attributed",
+                extra={"container": record.id, "reason": str(exc)},
+            )
             devices = ()
         pod = spec.pod_of(record.labels)
         name = spec.container_name(record.id, record.labels)
-        allocated = self._allocated(pod.uid if pod else "", name)
-        if allocated is not None:
-            devices = allocated
         if not devices and not self._all:
             return None
         status = _TASK_STATUS.get(task.status, "Created") if task else "Created"
@@ -196,11 +192,6 @@ class ContainerTracker:
             exit_code=task.exit_status if task and task.exited_at else None,
             exited_at=task.exited_at if task else None,
         )
-
-    def _allocated(self, pod_uid: str, name: str) -> tuple[Device, ...] | None:
-        if self._allocations is None or not pod_uid:
-            return None
-        return self._allocations(pod_uid, name)
 
     def _report(
         self, kind: EventType, container: Container, time: float, *, exit_code: int | None = None

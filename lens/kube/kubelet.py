@@ -9,42 +9,12 @@ ephemeral.py parse what this returns.
 from __future__ import annotations
 
 import json
-import os
 import ssl
-import threading
 import urllib.error
 import urllib.request
 
-from lens.runtime import errors
+from lens.runtime import errors, tokenfile
 from lens.runtime.config import KubeletConfig
-
-
-class TokenFile:
-    """A bearer token file, re-read only when it changed (inode, size or mtime)."""
-
-    def __init__(self, path: str) -> None:
-        self._path = path
-        self._lock = threading.Lock()
-        self._seen: tuple[int, int, int] | None = None
-        self._token = ""
-
-    def read(self, *, force: bool = False) -> str:
-        if not self._path:
-            return ""
-        try:
-            status = os.stat(self._path)
-        except OSError as exc:
-            raise errors.SourceError(f"token file {self._path}: {exc.strerror}") from exc
-        stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
-        with self._lock:
-            if force or stamp != self._seen:
-                try:
-                    with open(self._path, encoding="utf-8") as handle:
-                        self._token = handle.read().strip()
-                except OSError as exc:
-                    raise errors.SourceError(f"token file {self._path}: {exc.strerror}") from exc
-                self._seen = stamp
-            return self._token
 
 
 def _tls(config: KubeletConfig) -> ssl.SSLContext:
@@ -71,7 +41,7 @@ class KubeletClient:
             raise errors.NoDataError("no kubelet URL configured (kubelet.url)")
         self._base = config.url.rstrip("/")
         self._timeout = config.timeout_seconds
-        self._token = TokenFile(config.token_file)
+        self._token = tokenfile.TokenFile(config.token_file)
         self._context = _tls(config) if self._base.startswith("https:") else None
 
     def get_json(self, path: str) -> object:

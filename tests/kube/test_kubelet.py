@@ -5,12 +5,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
-import threading
 from pathlib import Path
 
 import pytest
 
-from lens.kube.kubelet import KubeletClient, TokenFile
+from lens.kube.kubelet import KubeletClient
 from lens.runtime import errors
 from lens.runtime.config import KubeletConfig
 
@@ -90,22 +89,3 @@ def test_a_silent_kubelet_times_out(kubelet: Kubelet) -> None:
 def test_no_url_is_no_data() -> None:
     with pytest.raises(errors.NoDataError, match=r"kubelet\.url"):
         KubeletClient(KubeletConfig())
-
-
-def test_a_missing_token_file_is_a_source_error(tmp_path: Path) -> None:
-    with pytest.raises(errors.SourceError, match=r"token file .*No such file"):
-        TokenFile(str(tmp_path / "token")).read()
-    assert TokenFile("").read() == ""
-
-
-def test_token_reads_are_thread_safe(tmp_path: Path) -> None:
-    path = tmp_path / "token"
-    path.write_text("abc\n")
-    token = TokenFile(str(path))
-    seen: list[str] = []
-    threads = [threading.Thread(target=lambda: seen.append(token.read())) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert seen == ["abc"] * 8

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from pathlib import Path
 
 import peewee
 
 from lens.containers.receiving import EventReceiver, ReceiverMetrics, TokenCheck
 from lens.containers.recording import EventRecorder
 from lens.proto._generated.lens.v1 import events_pb2_grpc
-from lens.runtime import errors, grpcserver, kit, settings
+from lens.runtime import errors, grpcserver, kit, settings, tokenfile
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config, JobsConfig
 from lens.store import database, migrating
@@ -33,16 +32,14 @@ class Jobs:
 def _token(cfg: JobsConfig) -> TokenCheck | None:
     if not cfg.token_file:
         return None
-
-    def read() -> str:
-        try:
-            return Path(cfg.token_file).read_text().strip()
-        except OSError as exc:
-            raise errors.ConfigError(
-                source="config", key="jobs.token_file", expected=f"a readable file ({exc})"
-            ) from exc
-
-    return TokenCheck(read)
+    tokens = tokenfile.TokenFile(cfg.token_file)
+    try:
+        tokens.read()
+    except errors.SourceError as exc:
+        raise errors.ConfigError(
+            source="config", key="jobs.token_file", expected=f"a readable file ({exc})"
+        ) from exc
+    return TokenCheck(tokens.read)
 
 
 def build(config: Config, *, clock: Clock | None = None, handle_signals: bool = True) -> Jobs:

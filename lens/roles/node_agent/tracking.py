@@ -36,7 +36,7 @@ class DeviceTable:
     def __init__(self, host: HostFiles, state: AgentState) -> None:
         self._host = host
         self._state = state
-        self._basis: tuple[object, ...] = ()
+        self._basis: tuple[object, ...] | None = None
         self._table: dict[devnodes.DeviceNumber, devnodes.NodeDevice] = {}
 
     def lookup(self, major: int, minor: int) -> KnownDevice | None:
@@ -46,7 +46,7 @@ class DeviceTable:
         gpus = [latest.get() for latest in self._state.gpus.values()]
         dri, rdma = self._state.dri.get(), self._state.rdma.get()
         basis = (*(g.value if g else None for g in gpus), dri and dri.value, rdma and rdma.value)
-        if any(a is not b for a, b in zip(basis, self._basis, strict=False)) or not self._basis:
+        if self._basis is None or any(a is not b for a, b in zip(basis, self._basis, strict=True)):
             self._table = devnodes.read_device_numbers(
                 self._host,
                 gpus=[gpu for gpu, _ in self._state.known_gpus()],
