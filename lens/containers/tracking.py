@@ -130,6 +130,10 @@ class ContainerTracker:
         known = self._known(container_id, reader)
         if known is None:
             return
+        if kind is EventType.OOM_KILLED and known.status == STATUS_AFTER[kind]:
+            # One kill, several notifications: containerd sends /tasks/oom for each change of
+            # the cgroup's memory.events (oom, then oom_kill, a few ms apart).
+            return
         changed = dataclasses.replace(known, status=STATUS_AFTER[kind])
         self._live[container_id] = changed
         self._report(kind, changed, time)

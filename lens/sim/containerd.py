@@ -148,7 +148,11 @@ class PrivateContainerd:
 
     def import_image(self) -> str:
         archive = build_image(self.directory / "busybox.tar")
-        self.ctr("images", "import", "--index-name", IMAGE, str(archive))
+        # The image is named by the index's ref.name annotation. (`--index-name` would name a
+        # second image after the index itself, and ctr 1.6 then races to unpack one of the two.)
+        imported = self.ctr("images", "import", str(archive), check=False)
+        if imported.returncode != 0:
+            raise ContainerdUnavailable(f"ctr images import failed: {imported.stderr.strip()}")
         return IMAGE
 
     def stop(self) -> None:

@@ -67,6 +67,8 @@ def test_a_lifecycle_becomes_events_that_carry_pod_and_devices_to_the_end() -> N
     tracker.handle(RuntimeEvent(topic="/containers/create", container_id="c1", time=10.1), runtime)
     tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=11.0), runtime)
     tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=12.0), runtime)
+    # The same kill notified again (memory.events oom, then oom_kill): one OOMKilled.
+    tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=12.003), runtime)
     exit_ = RuntimeEvent(
         topic="/tasks/exit",
         container_id="c1",
@@ -95,6 +97,21 @@ def test_a_lifecycle_becomes_events_that_carry_pod_and_devices_to_the_end() -> N
     assert deleted.container.devices[0].uuid == "g0"
     assert deleted.container.exit_code == 137
     assert [r.time for r in out if isinstance(r, ContainerEvent)] == [10.0, 11.0, 12.0, 12.05, 13.0]
+
+
+def test_a_container_started_again_after_an_oom_kill_reports_its_next_kill() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    for topic, time in [("/tasks/start", 1.0), ("/tasks/oom", 2.0), ("/tasks/start", 3.0)]:
+        tracker.handle(RuntimeEvent(topic=topic, container_id="c1", time=time), runtime)
+    tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=4.0), runtime)
+    assert [k for k, _ in _kinds(out)] == [
+        "created",
+        "started",
+        "oom_killed",
+        "started",
+        "oom_killed",
+    ]
 
 
 def test_exec_processes_sandboxes_and_containers_without_devices_are_not_reported() -> None:

@@ -190,7 +190,7 @@ def _committed(url: str, expected: dict[str, list[str]]) -> bool:
     return all(events[(name, kind)] for name, kinds in expected.items() for kind in kinds)
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql", "mysql"], indirect=True)
 def test_every_container_event_reaches_the_database_exactly_once(
     pipeline: Pipeline,
     containerd: PrivateContainerd,
@@ -260,7 +260,7 @@ def _check_rows(url: str, expected: dict[str, list[str]]) -> None:
     assert sorted(devices) == [("gpu", 0), ("ib", 0)]
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql", "mysql"], indirect=True)
 def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the_agent_was_down(
     pipeline: Pipeline,
     containerd: PrivateContainerd,
@@ -273,6 +273,7 @@ def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the
     p.jobs.start()
     p.agent.start()
     eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)
+    eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)  # migrated
     started = containerd.run(
         "long", ["sleep", "600"], labels=drive.labels("long"), devices=drive.devices, detach=True
     )
