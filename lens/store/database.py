@@ -8,6 +8,7 @@ the other store modules; nothing above lens.store sees peewee's or a driver's ex
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -124,6 +125,14 @@ def session(db: peewee.Database) -> Iterator[peewee.Database]:
             db.close()
 
 
+def close_all(db: peewee.Database) -> None:
+    """Close the database's connections, the pool's idle ones included (when done with it)."""
+    if isinstance(db, PooledPostgresqlDatabase | PooledMySQLDatabase):
+        db.close_all()
+    elif not db.is_closed():
+        db.close()
+
+
 def idempotent_transaction(db: peewee.Database, work: Callable[[], T]) -> T:
     """Run `work` in one transaction; when the connection was lost, reconnect and run it again.
 
@@ -157,6 +166,12 @@ def ping(db: peewee.Database) -> None:
 def execute(db: peewee.Database, sql: str, params: Sequence[object] = ()) -> Any:
     """Run one raw statement and return the driver's cursor (driver errors propagate)."""
     return db.execute_sql(sql, params)  # type: ignore[no-untyped-call]  # untyped in peewee-stubs
+
+
+def copy_in(db: peewee.Database, sql: str, text: str) -> None:
+    """Run a PostgreSQL `COPY ... FROM STDIN` with `text` as its input (driver errors propagate)."""
+    cursor = db.cursor()  # type: ignore[no-untyped-call]  # untyped in peewee-stubs
+    cursor.copy_expert(sql, io.StringIO(text))
 
 
 def scalar(db: peewee.Database, sql: str, params: Sequence[object] = ()) -> object:

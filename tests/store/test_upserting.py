@@ -111,3 +111,53 @@ def test_rows_must_be_well_formed(db: peewee.Database) -> None:
         upserting.upsert(models.GpuPod, [_pod("a", colour="red")])
     with pytest.raises(ValueError, match="same columns"):
         upserting.upsert(models.GpuPod, [_pod("a"), _pod("b", phase="x")])
+
+
+def test_large_calls_write_the_same_rows_as_small_ones(db: peewee.Database) -> None:
+    """From COPY_MIN_ROWS rows on, PostgreSQL writes through COPY: awkward text, NULLs, booleans,
+    times and the conflict clauses must come out exactly as through VALUES."""
+    count = upserting.COPY_MIN_ROWS + 50
+    awkward = "tab\there, new\nline, back\\slash, 'quote', \"dq\", ünï"
+    rows = [
+        _pod(
+            f"{i:04}",
+            name=f"{awkward} {i}" if i % 2 else f"pod-{i}",
+            running=bool(i % 3),
+            gpu_allocated=i,
+            created_at=T0 + datetime.timedelta(microseconds=i),
+        )
+        for i in range(count)
+    ]
+    assert upserting.upsert(models.GpuPod, rows) == count
+    pods = _pods()
+    assert len(pods) == count
+    for i, row in enumerate(rows):
+        pod = pods[f"{i:04}"]
+        got = (pod.name, pod.running, pod.gpu_allocated, pod.created_at)
+        assert got == (row["name"], row["running"], i, row["created_at"])
+    update = [_pod(f"{i:04}", phase="Running", created_at=T1) for i in range(count)]
+    assert upserting.upsert(models.GpuPod, update) == count
+    pods = _pods()
+    assert {p.phase for p in pods.values()} == {"Running"}
+    assert pods["0001"].created_at == T0 + datetime.timedelta(microseconds=1), "kept"
+    more = [_pod(f"{i:04}", phase="Gone") for i in range(count - 10, count + 240)]
+    assert upserting.insert_new(models.GpuPod, more) == 240
+    assert _pods()["0001"].phase == "Running"
+    assert models.GpuPod.select().where(models.GpuPod.phase == "Gone").count() == 240
+
+
+def test_large_calls_keep_nulls(db: peewee.Database) -> None:
+    event = models.NodeContainerEvent
+    rows = [
+        {
+            "cluster": "c1",
+            "container_id": f"c{i}",
+            "event_type": "Exit",
+            "exit_code": None if i % 2 else i,
+            "created_at": T0,
+        }
+        for i in range(upserting.COPY_MIN_ROWS)
+    ]
+    assert upserting.insert_new(event, rows) == len(rows)
+    stored = {e.container_id: e.exit_code for e in event.select()}
+    assert stored == {r["container_id"]: r["exit_code"] for r in rows}
