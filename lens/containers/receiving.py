@@ -13,6 +13,7 @@ import asyncio
 import hmac
 import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 
 import grpc
@@ -204,13 +205,14 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
 
     def _decode(self, fresh: list[pb.Record]) -> list[Record]:
         records: list[Record] = []
+        received: Counter[str] = Counter()
         for record in fresh:
             body = record.WhichOneof("body")
             try:
                 if body == "event":
                     event = wire.from_event(record.event)
                     records.append(event)
-                    self._metrics.received.labels(event.source.value).inc()
+                    received[event.source.value] += 1
                 elif body == "inventory":
                     records.append(wire.from_inventory(record.inventory))
                 else:
@@ -218,6 +220,8 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             except wire.WireError as exc:
                 self._metrics.errors.labels("k8s").inc()
                 log.warning("container event record dropped", extra={"reason": str(exc)})
+        for source, count in received.items():
+            self._metrics.received.labels(source).inc(count)
         return records
 
 

@@ -9,13 +9,22 @@ An Inventory closes the rows of containers that ended while nobody watched.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
+import threading
 from collections.abc import Sequence
 
 import peewee
 
-from lens.containers.model import STATUS_AFTER, ContainerEvent, EventType, Inventory, Record
+from lens.containers.model import (
+    STATUS_AFTER,
+    ContainerEvent,
+    Device,
+    EventType,
+    Inventory,
+    Record,
+)
 from lens.store import database, models, upserting
 
 
@@ -26,7 +35,42 @@ class Committed:
 
 
 def at(seconds: float) -> datetime.datetime:
-    return datetime.datetime.fromtimestamp(round(seconds, 6), datetime.UTC)
+    """Epoch seconds as an aware UTC datetime, rounded to the microsecond (half to even)."""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+
+
+class StoredDevices:
+    """The device sets known stored per container, most recent first, up to `capacity`.
+
+    A container's devices come with each of its events but are fixed at creation; writing them
+    once per container instead of once per event is most of a batch's rows saved. Forgetting a
+    container only costs a redundant insert-if-absent.
+    """
+
+    def __init__(self, capacity: int = 100_000) -> None:
+        self._capacity = capacity
+        self._sets: collections.OrderedDict[str, tuple[Device, ...]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def unstored(self, events: Sequence[ContainerEvent]) -> list[ContainerEvent]:
+        """One event per container whose devices are not known stored (the first such)."""
+        chosen: dict[str, ContainerEvent] = {}
+        with self._lock:
+            for event in events:
+                container = event.container
+                if not container.devices or container.id in chosen:
+                    continue
+                if self._sets.get(container.id) != container.devices:
+                    chosen[container.id] = event
+        return list(chosen.values())
+
+    def remember(self, events: Sequence[ContainerEvent]) -> None:
+        with self._lock:
+            for event in events:
+                self._sets[event.container.id] = event.container.devices
+                self._sets.move_to_end(event.container.id)
+            while len(self._sets) > self._capacity:
+                self._sets.popitem(last=False)
 
 
 class EventRecorder:
@@ -35,6 +79,7 @@ class EventRecorder:
     def __init__(self, db: peewee.Database, *, cluster: str) -> None:
         self._db = db
         self._cluster = cluster
+        self._stored_devices = StoredDevices()
 
     def committed(self, node: str, boot_id: str) -> int:
         """The highest sequence committed for this agent boot (0: none)."""
@@ -57,13 +102,24 @@ class EventRecorder:
         self, *, node: str, boot_id: str, records: Sequence[Record], through: int
     ) -> Committed:
         """Write `records` (in sequence order) and mark `through` committed, atomically."""
-        return database.idempotent_transaction(
-            self._db, lambda: self._write(node, boot_id, records, through)
-        )
-
-    def _write(self, node: str, boot_id: str, records: Sequence[Record], through: int) -> Committed:
         events = [r for r in records if isinstance(r, ContainerEvent)]
-        new_events = self._write_events(node, events)
+        with_devices = self._stored_devices.unstored(events)
+        committed = database.idempotent_transaction(
+            self._db, lambda: self._write(node, boot_id, records, events, with_devices, through)
+        )
+        self._stored_devices.remember(with_devices)
+        return committed
+
+    def _write(
+        self,
+        node: str,
+        boot_id: str,
+        records: Sequence[Record],
+        events: Sequence[ContainerEvent],
+        with_devices: Sequence[ContainerEvent],
+        through: int,
+    ) -> Committed:
+        new_events = self._write_events(node, events, with_devices)
         closed = 0
         for record in records:
             if isinstance(record, Inventory):
@@ -84,58 +140,20 @@ class EventRecorder:
         )
         return Committed(events=new_events, closed=closed)
 
-    def _write_events(self, node: str, events: Sequence[ContainerEvent]) -> int:
+    def _write_events(
+        self, node: str, events: Sequence[ContainerEvent], with_devices: Sequence[ContainerEvent]
+    ) -> int:
         if not events:
             return 0
-        upserting.upsert(models.NodeContainer, [self._container_row(node, e) for e in events])
-        devices = [row for e in events for row in self._device_rows(e)]
-        upserting.upsert(models.NodeContainerDevice, devices)
+        cluster = self._cluster
+        upserting.upsert(models.NodeContainer, [container_row(cluster, node, e) for e in events])
+        # Insert-if-absent, as the original: a container's devices do not change.
+        devices = [row for e in with_devices for row in device_rows(cluster, e)]
+        upserting.insert_new(models.NodeContainerDevice, devices)
         return upserting.insert_new(
             models.NodeContainerEvent,
-            [self._event_row(e) for e in events if e.type is not EventType.OBSERVED],
+            [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
         )
-
-    def _container_row(self, node: str, event: ContainerEvent) -> upserting.Row:
-        container = event.container
-        pod = container.pod
-        return {
-            "cluster": self._cluster,
-            "container_id": container.id,
-            "container_name": container.name,
-            "pod_uid": pod.uid if pod else "",
-            "pod_name": pod.name if pod else "",
-            "pod_namespace": pod.namespace if pod else "",
-            "status": container.status,
-            "node_name": node,
-            "source": event.source.value,
-            "exit_code": container.exit_code,
-            "created_at": at(container.created_at or event.time),
-            "updated_at": at(event.time),
-        }
-
-    def _device_rows(self, event: ContainerEvent) -> list[upserting.Row]:
-        return [
-            {
-                "cluster": self._cluster,
-                "container_id": event.container.id,
-                "device_type": device.type,
-                "device_name": device.name,
-                "device_no": device.number,
-                "device_uuid": device.uuid,
-                "created_at": at(event.time),
-                "updated_at": at(event.time),
-            }
-            for device in event.container.devices
-        ]
-
-    def _event_row(self, event: ContainerEvent) -> upserting.Row:
-        return {
-            "cluster": self._cluster,
-            "container_id": event.container.id,
-            "event_type": STATUS_AFTER[event.type],
-            "exit_code": event.exit_code,
-            "created_at": at(event.time),
-        }
 
     def _close_missing(self, node: str, inventory: Inventory) -> int:
         """Mark Deleted the live containers of this node and source the inventory lacks."""
@@ -170,3 +188,53 @@ class EventRecorder:
             ],
         )
         return len(gone)
+
+
+def container_row(cluster: str, node: str, event: ContainerEvent) -> upserting.Row:
+    """The node_containers row as of `event`."""
+    container = event.container
+    pod = container.pod
+    when = at(event.time)
+    return {
+        "cluster": cluster,
+        "container_id": container.id,
+        "container_name": container.name,
+        "pod_uid": pod.uid if pod else "",
+        "pod_name": pod.name if pod else "",
+        "pod_namespace": pod.namespace if pod else "",
+        "status": container.status,
+        "node_name": node,
+        "source": event.source.value,
+        "exit_code": container.exit_code,
+        "created_at": at(container.created_at) if container.created_at else when,
+        "updated_at": when,
+    }
+
+
+def device_rows(cluster: str, event: ContainerEvent) -> list[upserting.Row]:
+    """The node_container_devices rows of the event's container."""
+    when = at(event.time)
+    return [
+        {
+            "cluster": cluster,
+            "container_id": event.container.id,
+            "device_type": device.type,
+            "device_name": device.name,
+            "device_no": device.number,
+            "device_uuid": device.uuid,
+            "created_at": when,
+            "updated_at": when,
+        }
+        for device in event.container.devices
+    ]
+
+
+def event_row(cluster: str, event: ContainerEvent) -> upserting.Row:
+    """The node_container_events row of `event` (not for OBSERVED, which adds none)."""
+    return {
+        "cluster": cluster,
+        "container_id": event.container.id,
+        "event_type": STATUS_AFTER[event.type],
+        "exit_code": event.exit_code,
+        "created_at": at(event.time),
+    }

@@ -11,7 +11,7 @@ from lens.containers.model import (
     Pod,
     Source,
 )
-from lens.containers.recording import EventRecorder
+from lens.containers.recording import EventRecorder, StoredDevices
 from lens.store import models
 
 GPU = Device(type="gpu", name="MI300X", number=0, uuid="g0")
@@ -80,3 +80,39 @@ def test_an_inventory_closes_live_containers_it_does_not_list(db: peewee.Databas
         e.container_id for e in models.NodeContainerEvent.select() if e.event_type == "Deleted"
     ]
     assert deleted == ["b"]
+
+
+def test_devices_are_written_once_per_container_and_again_when_they_change(
+    db: peewee.Database,
+) -> None:
+    stored = StoredDevices(capacity=2)
+    created, started = (
+        _event(EventType.CREATED, "a", 1.0, "Created"),
+        _event(EventType.STARTED, "a", 2.0, "Running"),
+    )
+    assert stored.unstored([created, started]) == [created]
+    stored.remember([created])
+    assert stored.unstored([started]) == []
+    regrouped = ContainerEvent(
+        type=EventType.OBSERVED,
+        source=Source.CONTAINERD,
+        container=Container(
+            id="a",
+            name="main",
+            pod=None,
+            devices=(GPU, Device(type="ib", name="mlx5_0", number=0, uuid="n0")),
+            created_at=1.0,
+            status="Running",
+        ),
+        time=3.0,
+    )
+    assert stored.unstored([regrouped]) == [regrouped]
+    stored.remember([_event(EventType.CREATED, cid, 1.0, "Created") for cid in ("b", "c")])
+    assert stored.unstored([started]) == [started], "the oldest is forgotten past capacity"
+    # Through the recorder: a restarted server (empty memory) inserts nothing twice.
+    EventRecorder(db, cluster="c1").commit(node="n1", boot_id="b1", records=[created], through=1)
+    again = EventRecorder(db, cluster="c1")
+    again.commit(node="n1", boot_id="b1", records=[started], through=2)
+    again.commit(node="n1", boot_id="b1", records=[regrouped], through=3)
+    devices = sorted((d.device_type, d.device_uuid) for d in models.NodeContainerDevice.select())
+    assert devices == [("gpu", "g0"), ("ib", "n0")]
