@@ -16,7 +16,6 @@ import argparse
 import http.client
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import processes
 from lens.devices.tools import ToolRunner
 from lens.roles.node_agent import main as node_agent
 from lens.runtime.clock import FakeClock
@@ -83,24 +83,6 @@ def _original_cycle_ms(tree: HostTree, cycles: int) -> dict[str, float]:
     return {"cpu_ms": round(1000 * cpu / cycles, 1), "wall_ms": round(1000 * wall / cycles, 1)}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _process_cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return float("nan")
-
-
 def _scrape(connection: http.client.HTTPConnection) -> tuple[float, int]:
     start = time.perf_counter()
     connection.request("GET", "/metrics")
@@ -111,21 +93,8 @@ def _scrape(connection: http.client.HTTPConnection) -> tuple[float, int]:
     return time.perf_counter() - start, len(body)
 
 
-def _wait_ready(port: int, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/readyz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("the node agent did not become ready")
-
-
 def _agent_process(tree: HostTree, seconds: float) -> dict[str, float]:
-    port = _free_port()
+    port = processes.free_port()
     env = {
         **os.environ,
         "LENS_SERVER__HOST": "127.0.0.1",
@@ -135,10 +104,10 @@ def _agent_process(tree: HostTree, seconds: float) -> dict[str, float]:
     command = [sys.executable, "-m", "lens", "node-agent", "--host-root", str(tree.root)]
     with subprocess.Popen([*command, "--port", str(port)], env=env) as process:
         try:
-            _wait_ready(port, time.monotonic() + 60)
+            processes.wait_ready(port, time.monotonic() + 60, what="the node agent")
             time.sleep(3)  # past start-up: imports and the first renders
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            cpu_start, start = _process_cpu_seconds(process.pid), time.monotonic()
+            cpu_start, start = processes.cpu_seconds(process.pid), time.monotonic()
             latencies, sizes = [], []
             next_tick = start
             while time.monotonic() - start < seconds:
@@ -148,9 +117,9 @@ def _agent_process(tree: HostTree, seconds: float) -> dict[str, float]:
                 sizes.append(size)
                 next_tick += 1.0
                 time.sleep(max(0.0, next_tick - time.monotonic()))
-            cpu = _process_cpu_seconds(process.pid) - cpu_start
+            cpu = processes.cpu_seconds(process.pid) - cpu_start
             elapsed = time.monotonic() - start
-            rss = _peak_rss_mib(process.pid)
+            rss = processes.peak_rss_mib(process.pid)
         finally:
             process.terminate()
             process.wait(timeout=15)

@@ -10,24 +10,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import statistics
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit, urlunsplit
 
 import peewee
-import psycopg2
 
+from bench import databases
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models, upserting
-
-POSTGRES_URL = os.environ.get(
-    "LENS_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
 
 Rows = list[dict[str, object]]
 
@@ -71,27 +63,12 @@ def write_one_by_one(rows: Rows) -> None:
 
 @contextmanager
 def _database(engine: str) -> Iterator[peewee.Database]:
-    if engine == "sqlite":
-        with tempfile.TemporaryDirectory() as directory:
-            db = database.open_database(DatabaseConfig(url=f"sqlite:///{directory}/bench.db"))
-            yield db
-            db.close()
-        return
-    name = f"lens_bench_{uuid.uuid4().hex[:10]}"
-    parts = urlsplit(POSTGRES_URL)
-    admin = psycopg2.connect(POSTGRES_URL)
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, ""))
+    with databases.fresh_database_url(engine) as url:
         db = database.open_database(DatabaseConfig(url=url))
-        yield db
-        db.close_all()
-    finally:
-        with admin.cursor() as cursor:
-            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+        try:
+            yield db
+        finally:
+            database.close_all(db)
 
 
 def _rate(engine: str, write: Callable[[Rows], None], count: int) -> float:
