@@ -274,6 +274,56 @@ def rdma_command(
     _diagnose("rdma", host_root, as_json, watch, interval)
 
 
+@app.command("containers")
+def containers_command(
+    config: ConfigOption = None,
+    host_root: HostRootOption = None,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            help="containerd's socket (overrides containers.containerd_address).",
+            show_default=False,
+        ),
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            help="containerd namespace (overrides containers.namespace).", show_default=False
+        ),
+    ] = None,
+    all_containers: Annotated[
+        bool, typer.Option("--all", help="Also containers given no GPU or RDMA device.")
+    ] = False,
+    as_json: JsonOption = False,
+    watch: WatchOption = False,
+    interval: IntervalOption = 2.0,
+) -> None:
+    """Show this node's live containers with their pods, GPUs and RDMA devices (from containerd)."""
+    from rich.console import Console
+
+    from lens.roles.diagnostics import containers, showing
+
+    cfg = _load(config)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 200))
+    try:
+        diagnostic = containers.diagnostic(
+            host_root or cfg.host.root,
+            address=cfg.containers.containerd_address if address is None else address,
+            namespace=namespace or cfg.containers.namespace,
+            all_containers=all_containers or cfg.containers.all_containers,
+        )
+        showing.show(diagnostic, console=console, as_json=as_json, watch=watch, interval=interval)
+    except KeyboardInterrupt:
+        return
+    except errors.ConfigError as exc:
+        _fail("config error", str(exc), errors.EXIT_CONFIG)
+    except errors.SourceError as exc:
+        _fail("containerd unreachable", str(exc), errors.EXIT_FATAL)
+
+
 @sim_app.command("kube")
 def sim_kube(
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 6443,

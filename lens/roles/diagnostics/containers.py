@@ -1,0 +1,169 @@
+"""`lens containers`: this node's live containers with their pods, GPUs and RDMA devices.
+
+Reads containerd directly (no agent, no database) and attributes devices the way the node agent
+does: the device numbers of the host's GPUs and RDMA devices from sysfs, matched against each
+container's OCI spec. `--json` prints the agent's /v1/pods array.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from lens.containers import listing
+from lens.containers.containerd import ContainerdClient
+from lens.containers.model import Container, Source
+from lens.containers.tracking import ContainerTracker
+from lens.devices import devnodes
+from lens.devices.sysfs import HostFiles
+from lens.devices.tools import ToolRunner
+from lens.roles.diagnostics import showing
+from lens.roles.diagnostics.gpus import GpuReader
+from lens.roles.diagnostics.rdma import RdmaReader
+from lens.runtime import errors
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ContainersReport:
+    containers: tuple[Container, ...]
+    address: str
+    problems: tuple[str, ...]
+    read_at: float
+
+
+class ContainersReader:
+    """Lists containerd's containers and attributes their devices, on every read."""
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        address: str,
+        namespace: str,
+        all_containers: bool,
+        timeout_seconds: float = 10.0,
+    ) -> None:
+        self._root = root
+        self._host = HostFiles(root)
+        self._readers: tuple[GpuReader, RdmaReader] | None = None
+        self._address = address
+        self._namespace = namespace
+        self._all = all_containers
+        self._timeout = timeout_seconds
+
+    def read(self) -> ContainersReport:
+        """The live containers; SourceError when containerd cannot be reached."""
+        problems: list[str] = []
+        table: dict[devnodes.DeviceNumber, devnodes.NodeDevice] | None = None
+
+        def lookup(major: int, minor: int) -> devnodes.NodeDevice | None:
+            nonlocal table
+            if table is None:  # only once containerd answered with a container to attribute
+                table = self._device_table(problems)
+            return table.get((major, minor))
+
+        tracker = ContainerTracker(
+            source=Source.CONTAINERD,
+            lookup=lookup,
+            emit=lambda _: None,  # a one-off listing: events go nowhere
+            all_containers=self._all,
+        )
+        client = ContainerdClient(
+            self._address, namespace=self._namespace, timeout_seconds=self._timeout
+        )
+        try:
+            tracker.resync(client, now=time.time())
+        finally:
+            client.close()
+        return ContainersReport(
+            containers=tuple(tracker.containers()),
+            address=self._address,
+            problems=tuple(problems),
+            read_at=time.time(),
+        )
+
+    def _device_table(
+        self, problems: list[str]
+    ) -> dict[devnodes.DeviceNumber, devnodes.NodeDevice]:
+        if self._readers is None:  # made on first need: GpuReader runs amd-smi once
+            tools = ToolRunner(root=self._root, timeout_seconds=30)
+            self._readers = (
+                GpuReader(self._root, tools=tools),
+                RdmaReader(self._root, tools=tools),
+            )
+        gpu_reader, rdma_reader = self._readers
+        gpus, rdma = gpu_reader.read(), rdma_reader.read()
+        problems.extend([*gpus.problems, *rdma.problems])
+        table = devnodes.read_device_numbers(
+            self._host, gpus=gpus.gpus, dri=gpus.dri, rdma=rdma.snapshot
+        )
+        if not table:
+            problems.append("no GPU or RDMA device numbers found: no devices can be attributed")
+        return table
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f}h"
+    return f"{seconds / 86400:.0f}d"
+
+
+def _row(container: Container, now: float) -> list[str]:
+    pod = container.pod
+    gpus = [str(d.number) for d in container.devices if d.type == "gpu"]
+    rdma = [d.name for d in container.devices if d.type == "ib"]
+    status = container.status
+    if container.exit_code is not None:
+        status = f"{status} ({container.exit_code})"
+    return [
+        container.id[:13],
+        f"{pod.namespace}/{pod.name}" if pod else "-",
+        container.name,
+        status,
+        ",".join(gpus) or "-",
+        ",".join(rdma) or "-",
+        _age(max(0.0, now - container.created_at)),
+    ]
+
+
+def table(report: ContainersReport) -> Group:
+    grid = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"{len(report.containers)} containers",
+        caption=f"containerd at {report.address}",
+        caption_justify="left",
+    )
+    for name in ("Container", "Pod", "Name", "Status", "GPUs", "RDMA", "Age"):
+        grid.add_column(name, justify="right" if name == "Age" else "left")
+    for container in report.containers:
+        grid.add_row(*_row(container, report.read_at))
+    return Group(grid, *(Text(f"! {problem}", style="yellow") for problem in report.problems))
+
+
+def to_json(report: ContainersReport) -> list[listing.JsonObject]:
+    return listing.containers_json(report.containers)
+
+
+def diagnostic(
+    root: str, *, address: str, namespace: str, all_containers: bool
+) -> showing.Diagnostic[ContainersReport]:
+    """`lens containers` for the host seen at `root` and the containerd at `address`."""
+    if not address:
+        raise errors.ConfigError(
+            source="config",
+            key="containers.containerd_address",
+            expected="the path of containerd's socket",
+        )
+    reader = ContainersReader(
+        root, address=address, namespace=namespace, all_containers=all_containers
+    )
+    return showing.Diagnostic(read=reader.read, table=table, to_json=to_json, empty=lambda _: False)

@@ -1,0 +1,109 @@
+"""`lens containers` lists a real containerd's containers with the devices of a simulated node."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from lens.roles.diagnostics import containers
+from lens.runtime import errors
+from lens.sim.containerd import PrivateContainerd, pod_labels
+from lens.sim.hosts.tree import HostTree
+
+pytestmark = pytest.mark.slow_timeout
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _text(renderable: object) -> str:
+    console = Console(file=io.StringIO(), width=200)
+    console.print(renderable)
+    assert isinstance(console.file, io.StringIO)
+    return console.file.getvalue()
+
+
+@pytest.fixture
+def running(containerd: PrivateContainerd, device_nodes: dict[str, Path]) -> Iterator[None]:
+    """A GPU+RDMA container in pod team-a/train-0, and one given no device."""
+    labels = pod_labels(pod="train-0", namespace="team-a", uid="uid-0", container="worker")
+    devices = [device_nodes["card"], device_nodes["render"], device_nodes["uverbs"]]
+    started = [
+        containerd.run("listed-gpu", ["sleep", "60"], labels=labels, devices=devices, detach=True),
+        containerd.run("listed-plain", ["sleep", "60"], detach=True),
+    ]
+    try:
+        assert [s.returncode for s in started] == [0, 0], [s.stderr for s in started]
+        yield
+    finally:
+        for name in ("listed-gpu", "listed-plain"):
+            containerd.kill_and_delete(name)
+
+
+def _read(
+    tree: HostTree, ctd: PrivateContainerd, *, everything: bool
+) -> containers.ContainersReport:
+    return containers.diagnostic(
+        str(tree.root), address=ctd.socket, namespace="k8s.io", all_containers=everything
+    ).read()
+
+
+def test_containers_with_their_pods_and_devices(
+    mi300x: HostTree, containerd: PrivateContainerd, running: None
+) -> None:
+    report = _read(mi300x, containerd, everything=False)
+    (gpu,) = report.containers
+    assert (gpu.id, gpu.name, gpu.status) == ("listed-gpu", "worker", "Running")
+    assert gpu.pod is not None and (gpu.pod.namespace, gpu.pod.name) == ("team-a", "train-0")
+    assert [(d.type, d.number) for d in gpu.devices] == [("gpu", 0), ("ib", 0)]
+    text = _text(containers.table(report))
+    assert "1 containers" in text and "team-a/train-0" in text and "mlx5_0" in text
+    (row,) = containers.to_json(report)
+    devices = row["devices"]
+    assert isinstance(devices, dict)
+    assert [d["id"] for d in devices["gpu"]] == [0]
+    assert [d["name"] for d in devices["infiniband"]] == ["mlx5_0"]
+    everything = _read(mi300x, containerd, everything=True)
+    assert [c.id for c in everything.containers] == ["listed-gpu", "listed-plain"]
+
+
+def test_an_unreachable_containerd_is_a_clear_error(mi300x: HostTree, tmp_path: Path) -> None:
+    diagnostic = containers.diagnostic(
+        str(mi300x.root),
+        address=str(tmp_path / "none.sock"),
+        namespace="k8s.io",
+        all_containers=False,
+    )
+    with pytest.raises(errors.SourceError, match="containerd"):
+        diagnostic.read()
+    with pytest.raises(errors.ConfigError, match=r"containers\.containerd_address"):
+        containers.diagnostic(
+            str(mi300x.root), address="", namespace="k8s.io", all_containers=False
+        )
+
+
+def _lens(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lens", *args], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+
+
+def test_the_command_prints_a_table_json_or_an_error(
+    mi300x: HostTree, containerd: PrivateContainerd, running: None, tmp_path: Path
+) -> None:
+    common = ["containers", "--host-root", str(mi300x.root), "--address", containerd.socket]
+    table = _lens(*common)
+    assert table.returncode == 0, table.stderr
+    assert "listed-gpu" in table.stdout and "listed-plain" not in table.stdout
+    document = json.loads(_lens(*common, "--json", "--all").stdout)
+    assert [c["id"] for c in document] == ["listed-gpu", "listed-plain"]
+    assert document[0]["pod_name"] == "train-0" and document[0]["status"] == "Running"
+    missing = _lens("containers", "--address", str(tmp_path / "none.sock"))
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("lens: containerd unreachable: ")
