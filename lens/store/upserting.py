@@ -269,7 +269,5 @@ def _write_copied(
     )
     database.copy_in(db, f'COPY "{staging}" ({columns}) FROM STDIN', text)
     insert = statement.head.removesuffix("VALUES ")
-    cursor = database.execute(
-        db, f'{insert}SELECT {columns} FROM "{staging}"{statement.tail}'
-    )
+    cursor = database.execute(db, f'{insert}SELECT {columns} FROM "{staging}"{statement.tail}')
     return int(cursor.rowcount)
