@@ -314,6 +314,7 @@ def containers_command(
             address=cfg.containers.containerd_address if address is None else address,
             namespace=namespace or cfg.containers.namespace,
             all_containers=all_containers or cfg.containers.all_containers,
+            pod_resources_socket=cfg.containers.pod_resources_socket,
         )
         showing.show(diagnostic, console=console, as_json=as_json, watch=watch, interval=interval)
     except KeyboardInterrupt:

@@ -9,7 +9,7 @@ the GPUs a container may use through /dev/kfd are those its render nodes name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from lens.containers.model import Device, DeviceType
@@ -54,3 +54,24 @@ def attribute(spec_devices: Iterable[SpecDevice], lookup: DeviceLookup) -> tuple
                 path=node.path,
             )
     return tuple(sorted(found.values(), key=lambda d: (d.type != "gpu", d.number, d.uuid)))
+
+
+def with_allocated_gpus(
+    devices: tuple[Device, ...], allocated: Sequence[KnownDevice]
+) -> tuple[Device, ...]:
+    """`devices` with its GPUs replaced by those the kubelet allocated (RDMA devices kept).
+
+    A GPU also found in the spec keeps its device path; one only the kubelet names (NVIDIA's
+    runtime adds device nodes the spec does not list) has none.
+    """
+    in_spec = {(d.uuid, d.number): d for d in devices if d.type == "gpu"}
+    gpus: dict[tuple[str, int], Device] = {}
+    for known in allocated:
+        if known.type != "gpu":
+            continue
+        key = (known.uuid, known.number)
+        gpus[key] = in_spec.get(key) or Device(
+            type="gpu", name=known.name, number=known.number, uuid=known.uuid
+        )
+    merged = (*gpus.values(), *(d for d in devices if d.type != "gpu"))
+    return tuple(sorted(merged, key=lambda d: (d.type != "gpu", d.number, d.uuid)))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime
+import functools
+import operator
 import threading
 from collections.abc import Sequence
 
@@ -39,12 +41,20 @@ def at(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, datetime.UTC)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceChanges:
+    """The events whose device rows a batch writes, and which of their containers held others."""
+
+    to_store: tuple[ContainerEvent, ...]
+    replaced: tuple[ContainerEvent, ...]
+
+
 class StoredDevices:
     """The device sets known stored per container, most recent first, up to `capacity`.
 
-    A container's devices come with each of its events but are fixed at creation; writing them
-    once per container instead of once per event is most of a batch's rows saved. Forgetting a
-    container only costs a redundant insert-if-absent.
+    Every event carries its container's devices, which rarely change (the kubelet's allocation
+    read after the spec's); writing them once per container instead of once per event is most
+    of a batch's rows saved. Forgetting a container only costs a redundant insert-if-absent.
     """
 
     def __init__(self, capacity: int = 100_000) -> None:
@@ -52,17 +62,23 @@ class StoredDevices:
         self._sets: collections.OrderedDict[str, tuple[Device, ...]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def unstored(self, events: Sequence[ContainerEvent]) -> list[ContainerEvent]:
-        """One event per container whose devices are not known stored (the first such)."""
-        chosen: dict[str, ContainerEvent] = {}
+    def changes(self, events: Sequence[ContainerEvent]) -> DeviceChanges:
+        """Per container, its last event in `events` when its devices are not known stored; and
+        those of them known stored with other devices."""
+        last: dict[str, ContainerEvent] = {}
+        for event in events:
+            if event.container.devices:
+                last[event.container.id] = event
+        to_store: list[ContainerEvent] = []
+        replaced: list[ContainerEvent] = []
         with self._lock:
-            for event in events:
-                container = event.container
-                if not container.devices or container.id in chosen:
-                    continue
-                if self._sets.get(container.id) != container.devices:
-                    chosen[container.id] = event
-        return list(chosen.values())
+            for cid, event in last.items():
+                known = self._sets.get(cid)
+                if known != event.container.devices:
+                    to_store.append(event)
+                    if known is not None:
+                        replaced.append(event)
+        return DeviceChanges(to_store=tuple(to_store), replaced=tuple(replaced))
 
     def remember(self, events: Sequence[ContainerEvent]) -> None:
         with self._lock:
@@ -103,11 +119,11 @@ class EventRecorder:
     ) -> Committed:
         """Write `records` (in sequence order) and mark `through` committed, atomically."""
         events = [r for r in records if isinstance(r, ContainerEvent)]
-        with_devices = self._stored_devices.unstored(events)
+        devices = self._stored_devices.changes(events)
         committed = database.idempotent_transaction(
-            self._db, lambda: self._write(node, boot_id, records, events, with_devices, through)
+            self._db, lambda: self._write(node, boot_id, records, events, devices, through)
         )
-        self._stored_devices.remember(with_devices)
+        self._stored_devices.remember(devices.to_store)
         return committed
 
     def _write(
@@ -116,10 +132,10 @@ class EventRecorder:
         boot_id: str,
         records: Sequence[Record],
         events: Sequence[ContainerEvent],
-        with_devices: Sequence[ContainerEvent],
+        devices: DeviceChanges,
         through: int,
     ) -> Committed:
-        new_events = self._write_events(node, events, with_devices)
+        new_events = self._write_events(node, events, devices)
         closed = 0
         for record in records:
             if isinstance(record, Inventory):
@@ -141,19 +157,34 @@ class EventRecorder:
         return Committed(events=new_events, closed=closed)
 
     def _write_events(
-        self, node: str, events: Sequence[ContainerEvent], with_devices: Sequence[ContainerEvent]
+        self, node: str, events: Sequence[ContainerEvent], devices: DeviceChanges
     ) -> int:
         if not events:
             return 0
         cluster = self._cluster
         upserting.upsert(models.NodeContainer, [container_row(cluster, node, e) for e in events])
-        # Insert-if-absent, as the original: a container's devices do not change.
-        devices = [row for e in with_devices for row in device_rows(cluster, e)]
-        upserting.insert_new(models.NodeContainerDevice, devices)
+        for event in devices.replaced:
+            self._drop_other_devices(event)
+        rows = [row for e in devices.to_store for row in device_rows(cluster, e)]
+        upserting.insert_new(models.NodeContainerDevice, rows)
         return upserting.insert_new(
             models.NodeContainerEvent,
             [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
         )
+
+    def _drop_other_devices(self, event: ContainerEvent) -> None:
+        """Delete the container's device rows that its event no longer lists."""
+        table = models.NodeContainerDevice
+        kept = functools.reduce(
+            operator.or_,
+            [
+                (table.device_type == d.type) & (table.device_uuid == d.uuid)
+                for d in event.container.devices
+            ],
+        )
+        table.delete().where(
+            (table.cluster == self._cluster) & (table.container_id == event.container.id) & ~kept
+        ).execute()
 
     def _close_missing(self, node: str, inventory: Inventory) -> int:
         """Mark Deleted the live containers of this node and source the inventory lacks."""

@@ -12,11 +12,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from lens.containers import spec
-from lens.containers.attribution import DeviceLookup, attribute
+from lens.containers.attribution import (
+    DeviceLookup,
+    KnownDevice,
+    attribute,
+    with_allocated_gpus,
+)
 from lens.containers.containerd import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.containers.model import (
     STATUS_AFTER,
@@ -24,6 +29,7 @@ from lens.containers.model import (
     ContainerEvent,
     EventType,
     Inventory,
+    Pod,
     Record,
     Source,
 )
@@ -55,9 +61,13 @@ class ContainerTracker:
         lookup: DeviceLookup,
         emit: Callable[[Record], None],
         all_containers: bool = False,
+        allocated: Callable[[Pod, str], Sequence[KnownDevice]] | None = None,
     ) -> None:
+        """`allocated(pod, container name)`: the GPUs the kubelet gave that container, which
+        override those its spec lists (empty: no word from the kubelet)."""
         self.source = source
         self._lookup = lookup
+        self._allocated = allocated
         self._emit = emit
         self._all = all_containers
         self._live: dict[str, Container] = {}
@@ -107,7 +117,7 @@ class ContainerTracker:
         if known is None:
             self._report(EventType.CREATED, container, container.created_at)
             self._report(EventType.OBSERVED, container, container.created_at)
-        elif known.status != container.status:
+        elif known.status != container.status or known.devices != container.devices:
             self._report(EventType.OBSERVED, container, container.created_at)
         if container.exited_at is not None and (known is None or known.exited_at is None):
             self._report(
@@ -182,6 +192,10 @@ class ContainerTracker:
             devices = ()
         pod = spec.pod_of(record.labels)
         name = spec.container_name(record.id, record.labels)
+        if pod is not None and self._allocated is not None:
+            allocated = self._allocated(pod, name)
+            if allocated:
+                devices = with_allocated_gpus(devices, allocated)
         if not devices and not self._all:
             return None
         status = _TASK_STATUS.get(task.status, "Created") if task else "Created"

@@ -79,3 +79,15 @@ def _drm_number(host: HostFiles, path: str | None) -> DeviceNumber | None:
     if not path:
         return None
     return parse_dev(host.read_text(f"/sys/class/drm/{posixpath.basename(path)}/dev"))
+
+
+def gpus_by_allocation_id(gpus: Sequence[GpuSnapshot]) -> dict[str, NodeDevice]:
+    """Each GPU under the ids device plugins allocate it by: its PCI address (AMD) and its UUID
+    (NVIDIA), lower case (shared/formats/kubelet.md section 4)."""
+    table: dict[str, NodeDevice] = {}
+    for gpu in gpus:
+        device = NodeDevice(type="gpu", name=gpu.model, number=gpu.index, uuid=gpu.uuid)
+        for key in (gpu.pci_bus_id, gpu.uuid):
+            if key:
+                table[key.lower()] = device
+    return table

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lens.containers.attribution import attribute
+from lens.containers.attribution import attribute, with_allocated_gpus
 from lens.containers.spec import SpecDevice
 from lens.devices.devnodes import NodeDevice
 
@@ -39,3 +39,21 @@ def test_devices_are_matched_by_number_not_by_path() -> None:
 
 def test_block_devices_are_never_gpus() -> None:
     assert attribute([_node("/dev/x", 226, 128, "b")], lambda a, b: TABLE.get((a, b))) == ()
+
+
+def test_the_kubelets_allocation_replaces_the_gpus_a_privileged_spec_lists() -> None:
+    privileged = attribute(
+        [
+            _node("/dev/dri/renderD128", 226, 128),
+            _node("/dev/dri/renderD129", 226, 129),
+            _node("/dev/infiniband/uverbs0", 231, 192),
+        ],
+        lambda major, minor: TABLE.get((major, minor)),
+    )
+    devices = with_allocated_gpus(privileged, [GPU1])
+    assert [(d.type, d.number, d.path) for d in devices] == [
+        ("gpu", 1, "/dev/dri/renderD129"),
+        ("ib", 0, "/dev/infiniband/uverbs0"),
+    ]
+    # A GPU the spec does not list (NVIDIA's runtime adds its nodes later) comes without a path.
+    assert [(d.number, d.path) for d in with_allocated_gpus((), [GPU0, NIC])] == [(0, "")]

@@ -90,9 +90,9 @@ def test_devices_are_written_once_per_container_and_again_when_they_change(
         _event(EventType.CREATED, "a", 1.0, "Created"),
         _event(EventType.STARTED, "a", 2.0, "Running"),
     )
-    assert stored.unstored([created, started]) == [created]
-    stored.remember([created])
-    assert stored.unstored([started]) == []
+    assert stored.changes([created, started]).to_store == (started,)
+    stored.remember([started])
+    assert stored.changes([started]).to_store == ()
     regrouped = ContainerEvent(
         type=EventType.OBSERVED,
         source=Source.CONTAINERD,
@@ -100,19 +100,21 @@ def test_devices_are_written_once_per_container_and_again_when_they_change(
             id="a",
             name="main",
             pod=None,
-            devices=(GPU, Device(type="ib", name="mlx5_0", number=0, uuid="n0")),
+            devices=(Device(type="ib", name="mlx5_0", number=0, uuid="n0"),),
             created_at=1.0,
             status="Running",
         ),
         time=3.0,
     )
-    assert stored.unstored([regrouped]) == [regrouped]
+    changed = stored.changes([regrouped])
+    assert (changed.to_store, changed.replaced) == ((regrouped,), (regrouped,))
     stored.remember([_event(EventType.CREATED, cid, 1.0, "Created") for cid in ("b", "c")])
-    assert stored.unstored([started]) == [started], "the oldest is forgotten past capacity"
+    forgotten = stored.changes([started])
+    assert (forgotten.to_store, forgotten.replaced) == ((started,), ()), "past capacity"
     # Through the recorder: a restarted server (empty memory) inserts nothing twice.
     EventRecorder(db, cluster="c1").commit(node="n1", boot_id="b1", records=[created], through=1)
     again = EventRecorder(db, cluster="c1")
     again.commit(node="n1", boot_id="b1", records=[started], through=2)
     again.commit(node="n1", boot_id="b1", records=[regrouped], through=3)
     devices = sorted((d.device_type, d.device_uuid) for d in models.NodeContainerDevice.select())
-    assert devices == [("gpu", "g0"), ("ib", "n0")]
+    assert devices == [("ib", "n0")], "the GPU it no longer holds is gone"

@@ -156,3 +156,32 @@ def test_a_resync_reports_what_the_stream_missed_with_the_runtimes_own_times() -
     inventory = out[-1]
     assert isinstance(inventory, Inventory) and inventory.container_ids == ("running",)
     assert [e.type for e in out if isinstance(e, ContainerEvent)] == [EventType.DELETED]
+
+
+def test_the_kubelets_allocation_overrides_the_spec_and_a_change_is_reported() -> None:
+    gpu1 = NodeDevice(type="gpu", name="MI300X", number=1, uuid="g1")
+    gpu2 = NodeDevice(type="gpu", name="MI300X", number=2, uuid="g2")
+    given: dict[tuple[str, str], list[NodeDevice]] = {("p", "main"): [gpu1]}
+    out: list[Record] = []
+    table = {(226, 128): GPU}
+    tracker = ContainerTracker(
+        source=Source.CONTAINERD,
+        lookup=lambda a, b: table.get((a, b)),
+        emit=out.append,
+        allocated=lambda pod, name: given.get((pod.name, name), []),
+    )
+    runtime = Runtime()
+    runtime.add("c1")  # its spec names GPU 0's render node
+    runtime.add("nvidia-like", spec=b"{}")  # no device nodes in its spec at all
+    given[("p", "main")] = [gpu1]
+    tracker.resync(runtime, now=20.0)
+    gpus = {c.id: [d.number for d in c.devices] for c in tracker.containers()}
+    assert gpus == {"c1": [1], "nvidia-like": [1]}
+    given[("p", "main")] = [gpu2]  # reallocated: the next listing reports the new devices
+    out.clear()
+    tracker.resync(runtime, now=30.0)
+    observed = [r for r in out if isinstance(r, ContainerEvent)]
+    assert [(r.type, r.container.id, r.container.devices[0].number) for r in observed] == [
+        (EventType.OBSERVED, "c1", 2),
+        (EventType.OBSERVED, "nvidia-like", 2),
+    ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from rich import box
 from rich.console import Group
@@ -16,8 +18,10 @@ from rich.table import Table
 from rich.text import Text
 
 from lens.containers import listing
+from lens.containers.attribution import KnownDevice
 from lens.containers.containerd import ContainerdClient
-from lens.containers.model import Container, Source
+from lens.containers.model import Container, Pod, Source
+from lens.containers.podresources import Allocations, PodResourcesClient, allocated_devices
 from lens.containers.tracking import ContainerTracker
 from lens.devices import devnodes
 from lens.devices.sysfs import HostFiles
@@ -36,6 +40,12 @@ class ContainersReport:
     read_at: float
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _HostDevices:
+    by_number: dict[devnodes.DeviceNumber, devnodes.NodeDevice]
+    by_allocation_id: dict[str, devnodes.NodeDevice]
+
+
 class ContainersReader:
     """Lists containerd's containers and attributes their devices, on every read."""
 
@@ -46,6 +56,7 @@ class ContainersReader:
         address: str,
         namespace: str,
         all_containers: bool,
+        pod_resources_socket: str = "",
         timeout_seconds: float = 10.0,
     ) -> None:
         self._root = root
@@ -54,24 +65,31 @@ class ContainersReader:
         self._address = address
         self._namespace = namespace
         self._all = all_containers
+        self._pod_resources_socket = pod_resources_socket
         self._timeout = timeout_seconds
 
     def read(self) -> ContainersReport:
         """The live containers; SourceError when containerd cannot be reached."""
         problems: list[str] = []
-        table: dict[devnodes.DeviceNumber, devnodes.NodeDevice] | None = None
+        found: list[_HostDevices] = []
 
-        def lookup(major: int, minor: int) -> devnodes.NodeDevice | None:
-            nonlocal table
-            if table is None:  # only once containerd answered with a container to attribute
-                table = self._device_table(problems)
-            return table.get((major, minor))
+        def host_devices() -> _HostDevices:
+            if not found:  # only once containerd answered with a container to attribute
+                found.append(self._host_devices(problems))
+            return found[0]
 
+        socket = self._pod_resources_socket
+        kubelet = (
+            PodResourcesClient(socket, timeout_seconds=self._timeout)
+            if socket and Path(socket).exists()
+            else None
+        )
         tracker = ContainerTracker(
             source=Source.CONTAINERD,
-            lookup=lookup,
+            lookup=lambda major, minor: host_devices().by_number.get((major, minor)),
             emit=lambda _: None,  # a one-off listing: events go nowhere
             all_containers=self._all,
+            allocated=None if kubelet is None else _allocated(kubelet, host_devices),
         )
         client = ContainerdClient(
             self._address, namespace=self._namespace, timeout_seconds=self._timeout
@@ -80,6 +98,8 @@ class ContainersReader:
             tracker.resync(client, now=time.time())
         finally:
             client.close()
+            if kubelet is not None:
+                kubelet.close()
         return ContainersReport(
             containers=tuple(tracker.containers()),
             address=self._address,
@@ -87,9 +107,7 @@ class ContainersReader:
             read_at=time.time(),
         )
 
-    def _device_table(
-        self, problems: list[str]
-    ) -> dict[devnodes.DeviceNumber, devnodes.NodeDevice]:
+    def _host_devices(self, problems: list[str]) -> _HostDevices:
         if self._readers is None:  # made on first need: GpuReader runs amd-smi once
             tools = ToolRunner(root=self._root, timeout_seconds=30)
             self._readers = (
@@ -104,7 +122,19 @@ class ContainersReader:
         )
         if not table:
             problems.append("no GPU or RDMA device numbers found: no devices can be attributed")
-        return table
+        return _HostDevices(
+            by_number=table, by_allocation_id=devnodes.gpus_by_allocation_id(gpus.gpus)
+        )
+
+
+def _allocated(
+    kubelet: PodResourcesClient, host_devices: Callable[[], _HostDevices]
+) -> Callable[[Pod, str], list[KnownDevice]]:
+    """The GPUs the kubelet allocated to a container, read once for the whole listing."""
+    allocations = Allocations(kubelet.list, min_interval=float("inf"))
+    return lambda pod, name: allocated_devices(
+        allocations.of(pod, name), host_devices().by_allocation_id
+    )
 
 
 def _age(seconds: float) -> str:
@@ -154,7 +184,12 @@ def to_json(report: ContainersReport) -> list[listing.JsonObject]:
 
 
 def diagnostic(
-    root: str, *, address: str, namespace: str, all_containers: bool
+    root: str,
+    *,
+    address: str,
+    namespace: str,
+    all_containers: bool,
+    pod_resources_socket: str = "",
 ) -> showing.Diagnostic[ContainersReport]:
     """`lens containers` for the host seen at `root` and the containerd at `address`."""
     if not address:
@@ -164,6 +199,10 @@ def diagnostic(
             expected="the path of containerd's socket",
         )
     reader = ContainersReader(
-        root, address=address, namespace=namespace, all_containers=all_containers
+        root,
+        address=address,
+        namespace=namespace,
+        all_containers=all_containers,
+        pod_resources_socket=pod_resources_socket,
     )
     return showing.Diagnostic(read=reader.read, table=table, to_json=to_json, empty=lambda _: False)

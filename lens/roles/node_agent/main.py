@@ -208,7 +208,7 @@ def _tracking(
         Loop(
             name="containers",
             interval_seconds=config.containers.reconcile_interval_seconds,
-            run=tracking.watcher.reconcile,
+            run=tracking.reconcile,
             run_at_start=False,
         )
     )

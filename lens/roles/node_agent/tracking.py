@@ -10,13 +10,19 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from lens.containers.attribution import KnownDevice
 from lens.containers.containerd import ContainerdClient
 from lens.containers.journal import Journal
-from lens.containers.model import Container, Source
+from lens.containers.model import Container, Pod, Source
 from lens.containers.outbox import Outbox
+from lens.containers.podresources import (
+    AllocatedDevices,
+    Allocations,
+    PodResourcesClient,
+    allocated_devices,
+)
 from lens.containers.shipping import EventShipper, ShipperMetrics
 from lens.containers.tracking import ContainerTracker
 from lens.containers.watching import ContainerWatcher
@@ -38,21 +44,30 @@ class DeviceTable:
         self._state = state
         self._basis: tuple[object, ...] | None = None
         self._table: dict[devnodes.DeviceNumber, devnodes.NodeDevice] = {}
+        self._by_id: dict[str, devnodes.NodeDevice] = {}
 
     def lookup(self, major: int, minor: int) -> KnownDevice | None:
         return self._current().get((major, minor))
+
+    def allocated(self, allocations: Sequence[AllocatedDevices]) -> list[KnownDevice]:
+        """The GPUs behind a container's device-plugin allocations (ids of other devices, and
+        of GPUs not known here, such as partitions, name none)."""
+        self._current()
+        return allocated_devices(allocations, self._by_id)
 
     def _current(self) -> dict[devnodes.DeviceNumber, devnodes.NodeDevice]:
         gpus = [latest.get() for latest in self._state.gpus.values()]
         dri, rdma = self._state.dri.get(), self._state.rdma.get()
         basis = (*(g.value if g else None for g in gpus), dri and dri.value, rdma and rdma.value)
         if self._basis is None or any(a is not b for a, b in zip(basis, self._basis, strict=True)):
+            known_gpus = [gpu for gpu, _ in self._state.known_gpus()]
             self._table = devnodes.read_device_numbers(
                 self._host,
-                gpus=[gpu for gpu, _ in self._state.known_gpus()],
+                gpus=known_gpus,
                 dri=dri.value if dri else None,
                 rdma=rdma.value if rdma else None,
             )
+            self._by_id = devnodes.gpus_by_allocation_id(known_gpus)
             self._basis = basis
         return self._table
 
@@ -85,11 +100,23 @@ class ContainerTracking:
             on_drop=shipped.dropped.inc,
         )
         shipped.buffered.set_function(lambda: len(self.outbox))
+        self.pod_resources = (
+            PodResourcesClient(
+                containers.pod_resources_socket,
+                timeout_seconds=containers.request_timeout_seconds,
+            )
+            if containers.pod_resources_socket
+            else None
+        )
+        self.allocations = (
+            Allocations(self.pod_resources.list) if self.pod_resources is not None else None
+        )
         self.tracker = ContainerTracker(
             source=Source.CONTAINERD,
             lookup=lookup.lookup,
             emit=self.outbox.put,
             all_containers=containers.all_containers,
+            allocated=self._allocated(lookup),
         )
         self.client = ContainerdClient(
             containers.containerd_address,
@@ -105,8 +132,20 @@ class ContainerTracking:
             else None
         )
 
+    def _allocated(self, lookup: DeviceTable) -> Callable[[Pod, str], list[KnownDevice]] | None:
+        allocations = self.allocations
+        if allocations is None:
+            return None
+        return lambda pod, container: lookup.allocated(allocations.of(pod, container))
+
     def containers(self) -> list[Container]:
         return self.tracker.containers()
+
+    def reconcile(self) -> None:
+        """Re-read the kubelet's allocations, then list containerd's containers again."""
+        if self.allocations is not None:
+            self.allocations.refresh()
+        self.watcher.reconcile()
 
     def check_subscribed(self) -> None:
         """Readiness: following containerd's events (NoDataError until the first resync)."""
@@ -133,3 +172,5 @@ class ContainerTracking:
             self.shipper.stop()
         self.outbox.close()
         self.client.close()
+        if self.pod_resources is not None:
+            self.pod_resources.close()

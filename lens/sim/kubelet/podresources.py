@@ -7,6 +7,8 @@ the kubelet does: pods without devices appear with empty device lists, init cont
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent import futures
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -83,3 +85,19 @@ class PodResourcesService(api_pb2_grpc.PodResourcesListerServicer):
             grpc.StatusCode.NOT_FOUND, f"pod {request.pod_namespace}/{request.pod_name} not found"
         )
         raise AssertionError("abort raises")
+
+
+def serve(
+    socket_path: Path, pods: Callable[[], list[JsonObject]], allocator: DeviceAllocator
+) -> grpc.Server:
+    """PodResourcesLister on a unix socket at `socket_path` (replaced if there), started."""
+    socket_path.parent.mkdir(parents=True, exist_ok=True)
+    socket_path.unlink(missing_ok=True)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    # Generated code, untyped.
+    api_pb2_grpc.add_PodResourcesListerServicer_to_server(  # type: ignore[no-untyped-call]
+        PodResourcesService(pods, allocator), server
+    )
+    server.add_insecure_port(f"unix://{socket_path}")
+    server.start()
+    return server

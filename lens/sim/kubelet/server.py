@@ -12,20 +12,17 @@ import json
 import ssl
 import threading
 from collections.abc import Sequence
-from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from lens.proto._generated.podresources.v1 import api_pb2_grpc
 from lens.runtime.clock import Clock, SystemClock
 from lens.sim.kube.selectors import LabelSelector, parse_field_selector
 from lens.sim.kube.store import Store
-from lens.sim.kubelet import certs, summary
+from lens.sim.kubelet import certs, podresources, summary
 from lens.sim.kubelet.devices import Device, DeviceAllocator
-from lens.sim.kubelet.podresources import PodResourcesService
 
 JsonObject = dict[str, Any]
 
@@ -92,15 +89,7 @@ class KubeletServer:
             target=self._http.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
         )
         self._thread.start()
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
-        self.socket_path.unlink(missing_ok=True)
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        service = PodResourcesService(self.pods, self.allocator)
-        # Generated code, untyped.
-        api_pb2_grpc.add_PodResourcesListerServicer_to_server(service, server)  # type: ignore[no-untyped-call]
-        server.add_insecure_port(f"unix://{self.socket_path}")
-        server.start()
-        self._grpc = server
+        self._grpc = podresources.serve(self.socket_path, self.pods, self.allocator)
         return self
 
     def stop(self) -> None:

@@ -16,6 +16,8 @@ from lens.roles.diagnostics import containers
 from lens.runtime import errors
 from lens.sim.containerd import PrivateContainerd, pod_labels
 from lens.sim.hosts.tree import HostTree
+from lens.sim.kubelet import podresources
+from lens.sim.kubelet.devices import Device, DeviceAllocator
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -107,3 +109,27 @@ def test_the_command_prints_a_table_json_or_an_error(
     missing = _lens("containers", "--address", str(tmp_path / "none.sock"))
     assert missing.returncode == 1
     assert missing.stderr.startswith("lens: containerd unreachable: ")
+
+
+def test_the_kubelets_allocation_names_the_gpus(
+    mi300x: HostTree, containerd: PrivateContainerd, running: None, tmp_path: Path
+) -> None:
+    socket = tmp_path / "kubelet.sock"
+    pod = {
+        "metadata": {"uid": "uid-0", "name": "train-0", "namespace": "team-a"},
+        "spec": {"containers": [{"name": "worker", "resources": {"limits": {"amd.com/gpu": 1}}}]},
+    }
+    allocator = DeviceAllocator({"amd.com/gpu": [Device(mi300x.node.gpus[2].bdf, 0)]})
+    kubelet = podresources.serve(socket, lambda: [pod], allocator)
+    try:
+        report = containers.diagnostic(
+            str(mi300x.root),
+            address=containerd.socket,
+            namespace="k8s.io",
+            all_containers=False,
+            pod_resources_socket=str(socket),
+        ).read()
+    finally:
+        kubelet.stop(grace=0).wait(5)
+    (gpu,) = report.containers
+    assert [(d.type, d.number) for d in gpu.devices] == [("gpu", 2), ("ib", 0)]

@@ -24,6 +24,8 @@ import pytest
 from lens.runtime.config import DatabaseConfig
 from lens.sim.containerd import PrivateContainerd, pod_labels
 from lens.sim.hosts.tree import HostTree
+from lens.sim.kubelet import podresources
+from lens.sim.kubelet.devices import Device, DeviceAllocator
 from lens.store import database, models
 
 pytestmark = pytest.mark.slow_timeout
@@ -85,6 +87,7 @@ class Pipeline:
     ) -> None:
         grpc_port, jobs_http, agent_http = ports
         self.agent_http, self.jobs_http = agent_http, jobs_http
+        self.pod_resources_socket = tmp / "pod-resources" / "kubelet.sock"
         common = {"LENS_LOGGING__FORMAT": "json", "LENS_SERVICE__STOP_TIMEOUT_SECONDS": "10"}
         self.jobs = Process(
             "jobs",
@@ -108,6 +111,7 @@ class Pipeline:
                 "LENS_CONTAINERS__RECONCILE_INTERVAL_SECONDS": "2",
                 "LENS_EVENTS__SERVER_ADDRESS": f"127.0.0.1:{grpc_port}",
                 "LENS_EVENTS__JOURNAL_DIR": str(tmp / "journal"),
+                "LENS_CONTAINERS__POD_RESOURCES_SOCKET": str(self.pod_resources_socket),
                 "LENS_SERVER__PORT": str(agent_http),
             },
             tmp / "agent.log",
@@ -302,3 +306,51 @@ def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the
         r for r in _rows(empty_database_url, models.NodeContainer) if r.container_id == "long"
     ]
     assert row.status == "Deleted"
+
+
+@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+def test_the_kubelets_allocation_decides_which_gpus_a_container_holds(
+    pipeline: Pipeline,
+    mi300x: HostTree,
+    containerd: PrivateContainerd,
+    device_nodes: dict[str, Path],
+    empty_database_url: str,
+    eventually: Callable[..., None],
+) -> None:
+    """A privileged-style spec names GPU 0's nodes; the kubelet gave the container GPU 2."""
+    p = pipeline
+    bdfs = [gpu.bdf for gpu in mi300x.node.gpus]
+    allocator = DeviceAllocator({"amd.com/gpu": [Device(bdfs[2], 0), Device(bdfs[3], 0)]})
+    pod = {
+        "metadata": {"uid": "uid-alloc", "name": "pod-alloc", "namespace": "team-a"},
+        "spec": {"containers": [{"name": "main", "resources": {"limits": {"amd.com/gpu": "1"}}}]},
+    }
+    kubelet = podresources.serve(p.pod_resources_socket, lambda: [pod], allocator)
+    try:
+        p.jobs.start()
+        p.agent.start()
+        eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)
+        eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)
+        labels = pod_labels(pod="pod-alloc", namespace="team-a", uid="uid-alloc", container="main")
+        devices = [device_nodes["card"], device_nodes["render"], device_nodes["uverbs"]]
+        started = containerd.run(
+            "alloc", ["sleep", "60"], labels=labels, devices=devices, detach=True
+        )
+        assert started.returncode == 0, started.stderr
+        try:
+            eventually(lambda: _committed(empty_database_url, {"alloc": ["Running"]}), timeout=30)
+            _, pods = _get(p.agent_http, "/v1/pods")
+            assert isinstance(pods, list)
+            (alloc,) = [c for c in pods if c["id"] == "alloc"]
+            assert [d["id"] for d in alloc["devices"]["gpu"]] == [2]
+            assert [d["id"] for d in alloc["devices"]["infiniband"]] == [0]
+            stored = sorted(
+                (d.device_type, d.device_no)
+                for d in _rows(empty_database_url, models.NodeContainerDevice)
+                if d.container_id == "alloc"
+            )
+            assert stored == [("gpu", 2), ("ib", 0)]
+        finally:
+            containerd.kill_and_delete("alloc")
+    finally:
+        kubelet.stop(grace=0).wait(5)
