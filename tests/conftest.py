@@ -25,6 +25,7 @@ from lens.roles.jobs.main import Jobs
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import Config, DatabaseConfig, JobsConfig, ServerConfig
 from lens.sim.containerd import PrivateContainerd, make_device_node
+from lens.sim.docker import PrivateDocker
 from lens.sim.hosts import profiles
 from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
@@ -261,6 +262,18 @@ def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateCont
         yield runtime
     finally:
         runtime.stop()
+
+
+@pytest.fixture(scope="session")
+def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateDocker]:
+    """dockerd on a private socket with the busybox image loaded, for the whole run."""
+    engine = PrivateDocker(tmp_path_factory.mktemp("docker"))
+    engine.start()
+    try:
+        engine.load_image()
+        yield engine
+    finally:
+        engine.stop()
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ watching.py drives the subscription. Stubs come from lens/proto/containerd (vend
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Iterator, Mapping
 
@@ -15,6 +14,7 @@ import grpc
 from google.protobuf import any_pb2, timestamp_pb2
 from google.protobuf.message import DecodeError, Message
 
+from lens.containers.records import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.proto._generated.containerd.events import container_pb2, task_pb2
 from lens.proto._generated.containerd.services.containers.v1 import (
     containers_pb2,
@@ -45,37 +45,6 @@ _TASK_STATUS = {
     task_types_pb2.PAUSED: "paused",
     task_types_pb2.PAUSING: "paused",
 }
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class ContainerRecord:
-    id: str
-    labels: Mapping[str, str]
-    image: str
-    spec: bytes  # the OCI runtime spec as JSON
-    created_at: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class TaskRecord:
-    container_id: str
-    status: str  # created, running, stopped, paused or unknown
-    pid: int
-    exit_status: int | None
-    exited_at: float | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class RuntimeEvent:
-    """One containerd event the tracker acts on."""
-
-    topic: str
-    container_id: str
-    time: float  # the envelope's timestamp
-    exec_id: str = ""  # /tasks/exit: the process that exited ("" or the id: the container's own)
-    pid: int | None = None
-    exit_status: int | None = None
-    exited_at: float | None = None
 
 
 def seconds(stamp: timestamp_pb2.Timestamp) -> float | None:

@@ -73,6 +73,6 @@ def pod_of(labels: Mapping[str, str]) -> Pod | None:
     return Pod(uid=labels.get(POD_UID, ""), name=name, namespace=namespace)
 
 
-def container_name(container_id: str, labels: Mapping[str, str]) -> str:
-    """The Kubernetes container name, or the runtime's id for containers outside Kubernetes."""
-    return labels.get(CONTAINER_NAME) or container_id
+def container_name(container_id: str, labels: Mapping[str, str], runtime_name: str = "") -> str:
+    """The Kubernetes container name; outside Kubernetes the runtime's name, else its id."""
+    return labels.get(CONTAINER_NAME) or runtime_name or container_id

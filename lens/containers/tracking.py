@@ -22,7 +22,6 @@ from lens.containers.attribution import (
     attribute,
     with_allocated_gpus,
 )
-from lens.containers.containerd import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.containers.model import (
     STATUS_AFTER,
     Container,
@@ -33,6 +32,7 @@ from lens.containers.model import (
     Record,
     Source,
 )
+from lens.containers.records import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.runtime import errors
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,7 @@ class ContainerTracker:
         self._emit = emit
         self._all = all_containers
         self._live: dict[str, Container] = {}
+        self._oom_killed: set[str] = set()  # OOM kill reported since the container's last start
         self._lock = threading.Lock()
 
     def containers(self) -> list[Container]:
@@ -140,11 +141,18 @@ class ContainerTracker:
         known = self._known(container_id, reader)
         if known is None:
             return
-        if kind is EventType.OOM_KILLED and known.status == STATUS_AFTER[kind]:
-            # One kill, several notifications: containerd sends /tasks/oom for each change of
-            # the cgroup's memory.events (oom, then oom_kill, a few ms apart).
-            return
-        changed = dataclasses.replace(known, status=STATUS_AFTER[kind])
+        status = STATUS_AFTER[kind]
+        if kind is EventType.STARTED:
+            self._oom_killed.discard(container_id)
+        elif kind is EventType.OOM_KILLED:
+            if container_id in self._oom_killed:
+                # One kill, several notifications: containerd sends /tasks/oom for each change
+                # of the cgroup's memory.events (oom, then oom_kill, a few ms apart).
+                return
+            self._oom_killed.add(container_id)
+            if known.status == "Exit":
+                status = "Exit"  # Docker may tell of the kill after the exit it caused
+        changed = dataclasses.replace(known, status=status)
         self._live[container_id] = changed
         self._report(kind, changed, time)
 
@@ -162,6 +170,7 @@ class ContainerTracker:
         self._report(EventType.EXITED, changed, exited_at, exit_code=changed.exit_code)
 
     def _deleted(self, container_id: str, time: float) -> None:
+        self._oom_killed.discard(container_id)
         known = self._live.pop(container_id, None)
         if known is not None:
             self._report(EventType.DELETED, dataclasses.replace(known, status="Deleted"), time)
@@ -191,7 +200,7 @@ class ContainerTracker:
             )
             devices = ()
         pod = spec.pod_of(record.labels)
-        name = spec.container_name(record.id, record.labels)
+        name = spec.container_name(record.id, record.labels, record.name)
         if pod is not None and self._allocated is not None:
             allocated = self._allocated(pod, name)
             if allocated:

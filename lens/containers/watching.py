@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from lens.containers.containerd import RuntimeEvent
+from lens.containers.records import RuntimeEvent
 from lens.containers.tracking import ContainerReader, ContainerTracker
 from lens.runtime import errors
 from lens.runtime.backoff import Backoff

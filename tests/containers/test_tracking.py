@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import json
 
-from lens.containers.containerd import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.containers.model import ContainerEvent, EventType, Inventory, Record, Source
+from lens.containers.records import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.containers.tracking import ContainerTracker
 from lens.devices.devnodes import NodeDevice
 
@@ -184,4 +184,20 @@ def test_the_kubelets_allocation_overrides_the_spec_and_a_change_is_reported() -
     assert [(r.type, r.container.id, r.container.devices[0].number) for r in observed] == [
         (EventType.OBSERVED, "c1", 2),
         (EventType.OBSERVED, "nvidia-like", 2),
+    ]
+
+
+def test_an_oom_kill_told_after_the_exit_keeps_the_exit_status() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=1.0), runtime)
+    exit_ = RuntimeEvent(topic="/tasks/exit", container_id="c1", time=2.0, exit_status=137)
+    tracker.handle(exit_, runtime)
+    for time in (2.1, 2.2):
+        tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=time), runtime)
+    assert _kinds(out) == [
+        ("created", "Created"),
+        ("started", "Running"),
+        ("exited", "Exit"),
+        ("oom_killed", "Exit"),
     ]

@@ -5,8 +5,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from lens.containers.containerd import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.containers.model import Inventory, Record, Source
+from lens.containers.records import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.containers.tracking import ContainerTracker
 from lens.containers.watching import ContainerWatcher
 from lens.runtime import errors

@@ -189,14 +189,15 @@ def _tracking(
     cycle: CollectionCycle,
     node_name: str,
 ) -> ContainerTracking | None:
-    """Container tracking, started after the first cycle; None when containerd is not set."""
-    if not config.containers.containerd_address:
-        log.info("container tracking off: containers.containerd_address is empty")
+    """Container tracking, started after the first cycle; None when no runtime is set."""
+    if not config.containers.containerd_address and not config.containers.docker_address:
+        log.info("container tracking off: no containerd_address or docker_address")
         return None
     tracking = ContainerTracking(
         containers=config.containers,
         events=config.events,
         node=node_name,
+        host_root=config.host.root,
         lookup=DeviceTable(parts.host, parts.state),
         metrics=role.metrics,
         ready=lambda: cycle.cycles > 0,

@@ -1,4 +1,4 @@
-"""The node agent's container tracking: containerd watcher, device table, outbox and shipper.
+"""The node agent's container tracking: runtime watchers, device table, outbox and shipper.
 
 Joins two domains as STYLE S2.2 asks: the devices domain's collections (GPUs, DRI, RDMA, kept in
 AgentState) become the device-number lookup the containers domain attributes with. Started
@@ -7,6 +7,7 @@ after the first collection cycle, so containers already running are attributed t
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -14,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from lens.containers.attribution import KnownDevice
 from lens.containers.containerd import ContainerdClient
+from lens.containers.docker import DockerClient
 from lens.containers.journal import Journal
 from lens.containers.model import Container, Pod, Source
 from lens.containers.outbox import Outbox
@@ -72,8 +74,18 @@ class DeviceTable:
         return self._table
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Followed:
+    """One container runtime followed: its client, tracker and watcher."""
+
+    what: str  # for readiness messages: "containerd at /run/containerd/containerd.sock"
+    client: ContainerdClient | DockerClient
+    tracker: ContainerTracker
+    watcher: ContainerWatcher
+
+
 class ContainerTracking:
-    """A service part: follows containerd and ships events while the agent runs."""
+    """A service part: follows containerd (and Docker) and ships events while the agent runs."""
 
     name = "containers"
 
@@ -83,6 +95,7 @@ class ContainerTracking:
         containers: ContainersConfig,
         events: EventsConfig,
         node: str,
+        host_root: str,
         lookup: DeviceTable,
         metrics: SelfMetrics,
         ready: Callable[[], bool],
@@ -111,21 +124,39 @@ class ContainerTracking:
         self.allocations = (
             Allocations(self.pod_resources.list) if self.pod_resources is not None else None
         )
-        self.tracker = ContainerTracker(
-            source=Source.CONTAINERD,
-            lookup=lookup.lookup,
-            emit=self.outbox.put,
-            all_containers=containers.all_containers,
-            allocated=self._allocated(lookup),
-        )
-        self.client = ContainerdClient(
-            containers.containerd_address,
-            namespace=containers.namespace,
-            timeout_seconds=containers.request_timeout_seconds,
-        )
-        self.watcher = ContainerWatcher(
-            client=self.client, tracker=self.tracker, wall_time=wall_time
-        )
+        clients: list[tuple[Source, str, ContainerdClient | DockerClient]] = []
+        if containers.containerd_address:
+            client: ContainerdClient | DockerClient = ContainerdClient(
+                containers.containerd_address,
+                namespace=containers.namespace,
+                timeout_seconds=containers.request_timeout_seconds,
+            )
+            clients.append((Source.CONTAINERD, "containerd", client))
+        if containers.docker_address:
+            client = DockerClient(
+                containers.docker_address,
+                host_root=host_root,
+                timeout_seconds=containers.request_timeout_seconds,
+            )
+            clients.append((Source.DOCKER, "docker", client))
+        self._followed: list[_Followed] = []
+        for source, what, client in clients:
+            tracker = ContainerTracker(
+                source=source,
+                lookup=lookup.lookup,
+                emit=self.outbox.put,
+                all_containers=containers.all_containers,
+                allocated=self._allocated(lookup),
+            )
+            watcher = ContainerWatcher(client=client, tracker=tracker, wall_time=wall_time)
+            self._followed.append(
+                _Followed(
+                    what=f"{what} at {client.address}",
+                    client=client,
+                    tracker=tracker,
+                    watcher=watcher,
+                )
+            )
         self.shipper = (
             EventShipper(events, outbox=self.outbox, node=node, metrics=shipped)
             if events.server_address
@@ -139,22 +170,27 @@ class ContainerTracking:
         return lambda pod, container: lookup.allocated(allocations.of(pod, container))
 
     def containers(self) -> list[Container]:
-        return self.tracker.containers()
+        """The live containers of every runtime followed, in creation order."""
+        found = [c for followed in self._followed for c in followed.tracker.containers()]
+        return sorted(found, key=lambda c: (c.created_at, c.id))
 
     def reconcile(self) -> None:
-        """Re-read the kubelet's allocations, then list containerd's containers again."""
+        """Re-read the kubelet's allocations, then list every runtime's containers again."""
         if self.allocations is not None:
             self.allocations.refresh()
-        self.watcher.reconcile()
+        for followed in self._followed:
+            followed.watcher.reconcile()
 
     def check_subscribed(self) -> None:
-        """Readiness: following containerd's events (NoDataError until the first resync)."""
-        if not self.watcher.connected:
-            raise errors.NoDataError(f"not subscribed to containerd at {self.client.address}")
+        """Readiness: following every runtime's events (NoDataError until its first resync)."""
+        behind = [f.what for f in self._followed if not f.watcher.connected]
+        if behind:
+            raise errors.NoDataError(f"not subscribed to {', '.join(behind)}")
 
     async def start(self) -> None:
         await lifecycle.in_thread(self._wait_for_devices, name="containers-start")
-        self.watcher.start()
+        for followed in self._followed:
+            followed.watcher.start()
         if self.shipper is not None:
             self.shipper.start()
 
@@ -167,10 +203,12 @@ class ContainerTracking:
             time.sleep(0.05)
 
     def _stop(self) -> None:
-        self.watcher.stop()
+        for followed in self._followed:
+            followed.watcher.stop()
         if self.shipper is not None:
             self.shipper.stop()
         self.outbox.close()
-        self.client.close()
+        for followed in self._followed:
+            followed.client.close()
         if self.pod_resources is not None:
             self.pod_resources.close()

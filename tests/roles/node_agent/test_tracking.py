@@ -23,6 +23,7 @@ import pytest
 
 from lens.runtime.config import DatabaseConfig
 from lens.sim.containerd import PrivateContainerd, pod_labels
+from lens.sim.docker import PrivateDocker
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kubelet import podresources
 from lens.sim.kubelet.devices import Device, DeviceAllocator
@@ -37,14 +38,14 @@ class Process:
     """`lens <role>` as a child process, killable with SIGKILL."""
 
     def __init__(self, role: str, env: dict[str, str], log: Path) -> None:
-        self._role, self._env, self._log = role, env, log
+        self._role, self.env, self._log = role, env, log
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with self._log.open("ab") as out:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "lens", self._role],
-                env={**os.environ, **self._env},
+                env={**os.environ, **self.env},
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
@@ -354,3 +355,45 @@ def test_the_kubelets_allocation_decides_which_gpus_a_container_holds(
             containerd.kill_and_delete("alloc")
     finally:
         kubelet.stop(grace=0).wait(5)
+
+
+@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+def test_docker_containers_are_followed_as_a_second_source(
+    pipeline: Pipeline,
+    docker: PrivateDocker,
+    containerd: PrivateContainerd,
+    device_nodes: dict[str, Path],
+    empty_database_url: str,
+    eventually: Callable[..., None],
+) -> None:
+    p = pipeline
+    p.agent.env["LENS_CONTAINERS__DOCKER_ADDRESS"] = docker.socket
+    p.jobs.start()
+    p.agent.start()
+    eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)  # both runtimes followed
+    eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)
+    ran = docker.run(
+        "d-train", ["sh", "-c", "exit 5"], devices=[device_nodes["render"], device_nodes["uverbs"]]
+    )
+    assert ran.returncode == 5, ran.stderr
+    (cid,) = docker.docker(
+        "ps", "--all", "--quiet", "--no-trunc", "--filter", "name=d-train"
+    ).stdout.split()
+    docker.remove("d-train")
+    eventually(
+        lambda: _committed(empty_database_url, {cid: ["Created", "Running", "Exit", "Deleted"]}),
+        timeout=30,
+    )
+    (row,) = [r for r in _rows(empty_database_url, models.NodeContainer) if r.container_id == cid]
+    assert (row.source, row.container_name, row.exit_code, row.status) == (
+        "docker",
+        "d-train",
+        5,
+        "Deleted",
+    )
+    devices = sorted(
+        (d.device_type, d.device_no)
+        for d in _rows(empty_database_url, models.NodeContainerDevice)
+        if d.container_id == cid
+    )
+    assert devices == [("gpu", 0), ("ib", 0)]
