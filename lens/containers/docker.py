@@ -221,11 +221,11 @@ class DockerClient:
             name=str(found.get("Name", "")).lstrip("/"),
             labels={str(k): str(v) for k, v in (config.get("Labels") or {}).items()},
             image=str(config.get("Image", "")),
-            spec=json.dumps({"linux": {"devices": self._devices(host)}}).encode(),
+            spec=json.dumps({"linux": {"devices": self.spec_devices(host)}}).encode(),
             created_at=parse_time(found.get("Created")) or 0.0,
         )
 
-    def _devices(self, host: Mapping[str, Any]) -> list[dict[str, object]]:
+    def spec_devices(self, host: Mapping[str, Any]) -> list[dict[str, object]]:
         """The container's device nodes with their numbers, as an OCI spec lists them."""
         paths: list[str] = []
         if host.get("Privileged"):

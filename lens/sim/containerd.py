@@ -20,6 +20,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from lens.sim import daemons
+
 IMAGE = "lens.test/busybox:1"
 NAMESPACE = "k8s.io"
 BUSYBOX = "/bin/busybox"
@@ -135,16 +137,13 @@ class PrivateContainerd:
             f'[grpc]\n  address = "{self.socket}"\n'
             f'[ttrpc]\n  address = "{self.socket}.ttrpc"\n'
         )
-        log = self.directory / "containerd.log"
-        with log.open("wb") as out:
-            self._process = subprocess.Popen(
-                ["containerd", "--config", str(config)], stdout=out, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + timeout
-        while self.ctr("version", check=False).returncode != 0:
-            if time.monotonic() > deadline or self._process.poll() is not None:
-                raise ContainerdUnavailable(f"containerd did not start: see {log}")
-            time.sleep(0.1)
+        self._process = daemons.start(
+            ["containerd", "--config", str(config)],
+            log=self.directory / "containerd.log",
+            ready=lambda: self.ctr("version", check=False).returncode == 0,
+            timeout=timeout,
+            failure=ContainerdUnavailable,
+        )
 
     def import_image(self) -> str:
         archive = build_image(self.directory / "busybox.tar")
@@ -157,12 +156,7 @@ class PrivateContainerd:
 
     def stop(self) -> None:
         if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(10)
+            daemons.stop(self._process, timeout=10)
             self._process = None
 
     def ctr(

@@ -15,10 +15,10 @@ import os
 import shutil
 import subprocess
 import tarfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from lens.sim import daemons
 from lens.sim.containerd import IMAGE, busybox_layer
 
 
@@ -68,7 +68,6 @@ class PrivateDocker:
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> None:
-        log = self.directory / "dockerd.log"
         command = [
             "dockerd",
             "--data-root",
@@ -85,13 +84,13 @@ class PrivateDocker:
             "--ip-masq=false",
             "--storage-driver=vfs",
         ]
-        with log.open("wb") as out:
-            self._process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while self.docker("version", check=False).returncode != 0:
-            if time.monotonic() > deadline or self._process.poll() is not None:
-                raise DockerUnavailable(f"dockerd did not start: see {log}")
-            time.sleep(0.2)
+        self._process = daemons.start(
+            command,
+            log=self.directory / "dockerd.log",
+            ready=lambda: self.docker("version", check=False).returncode == 0,
+            timeout=timeout,
+            failure=DockerUnavailable,
+        )
 
     def load_image(self) -> str:
         archive = build_archive(self.directory / "busybox-docker.tar")
@@ -104,12 +103,7 @@ class PrivateDocker:
         if self._process is None:
             return
         self.docker("rm", "--force", *self.container_ids(), check=False)
-        self._process.terminate()
-        try:
-            self._process.wait(20)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(10)
+        daemons.stop(self._process, timeout=20)
         self._process = None
 
     def docker(

@@ -224,14 +224,8 @@ def _copy_text(statement: _Statement, values: Sequence[tuple[object, ...]]) -> s
     lines: list[str] = []
     try:
         for row in values:
-            lines.append(
-                "\t".join(
-                    [
-                        _COPY_FORMATS[type(cell)](cell)
-                        for cell in map(lambda convert, v: convert(v), converters, row)
-                    ]
-                )
-            )
+            cells = [convert(value) for convert, value in zip(converters, row, strict=True)]
+            lines.append("\t".join([_COPY_FORMATS[type(cell)](cell) for cell in cells]))
     except KeyError:
         return None
     lines.append("")

@@ -87,12 +87,12 @@ def test_a_directory_of_devices_and_a_privileged_container(
     (root / "dev" / "infiniband" / "uverbs0").symlink_to(device_nodes["uverbs"])
     client = DockerClient(docker.socket, host_root=str(root), timeout_seconds=10)
     host = {"Devices": [{"PathOnHost": "/dev/dri", "PathInContainer": "/dev/dri"}]}
-    assert [(d["path"], d["major"]) for d in client._devices(host)] == [
+    assert [(d["path"], d["major"]) for d in client.spec_devices(host)] == [
         ("/dev/dri/renderD128", 226)
     ]
-    privileged = client._devices({"Privileged": True})
+    privileged = client.spec_devices({"Privileged": True})
     assert [(d["major"], d["minor"]) for d in privileged] == [(226, 128), (231, 192)]
-    nvidia = client._devices({"DeviceRequests": [{"Driver": "nvidia", "DeviceIDs": ["1"]}]})
+    nvidia = client.spec_devices({"DeviceRequests": [{"Driver": "nvidia", "DeviceIDs": ["1"]}]})
     assert nvidia == [{"path": "/dev/nvidia1", "type": "c", "major": 195, "minor": 1}]
 
 

@@ -17,7 +17,7 @@ from lens.containers.attribution import KnownDevice
 from lens.containers.containerd import ContainerdClient
 from lens.containers.docker import DockerClient
 from lens.containers.journal import Journal
-from lens.containers.model import Container, Pod, Source
+from lens.containers.model import Container, Pod, Record, Source
 from lens.containers.outbox import Outbox
 from lens.containers.podresources import (
     AllocatedDevices,
@@ -113,50 +113,22 @@ class ContainerTracking:
             on_drop=shipped.dropped.inc,
         )
         shipped.buffered.set_function(lambda: len(self.outbox))
-        self.pod_resources = (
-            PodResourcesClient(
-                containers.pod_resources_socket,
-                timeout_seconds=containers.request_timeout_seconds,
-            )
-            if containers.pod_resources_socket
-            else None
-        )
+        self.pod_resources = _pod_resources(containers)
         self.allocations = (
             Allocations(self.pod_resources.list) if self.pod_resources is not None else None
         )
-        clients: list[tuple[Source, str, ContainerdClient | DockerClient]] = []
-        if containers.containerd_address:
-            client: ContainerdClient | DockerClient = ContainerdClient(
-                containers.containerd_address,
-                namespace=containers.namespace,
-                timeout_seconds=containers.request_timeout_seconds,
-            )
-            clients.append((Source.CONTAINERD, "containerd", client))
-        if containers.docker_address:
-            client = DockerClient(
-                containers.docker_address,
-                host_root=host_root,
-                timeout_seconds=containers.request_timeout_seconds,
-            )
-            clients.append((Source.DOCKER, "docker", client))
-        self._followed: list[_Followed] = []
-        for source, what, client in clients:
-            tracker = ContainerTracker(
-                source=source,
-                lookup=lookup.lookup,
+        self._followed = [
+            _follow(
+                source,
+                client,
+                containers=containers,
                 emit=self.outbox.put,
-                all_containers=containers.all_containers,
+                lookup=lookup,
                 allocated=self._allocated(lookup),
+                wall_time=wall_time,
             )
-            watcher = ContainerWatcher(client=client, tracker=tracker, wall_time=wall_time)
-            self._followed.append(
-                _Followed(
-                    what=f"{what} at {client.address}",
-                    client=client,
-                    tracker=tracker,
-                    watcher=watcher,
-                )
-            )
+            for source, client in _runtime_clients(containers, host_root)
+        ]
         self.shipper = (
             EventShipper(events, outbox=self.outbox, node=node, metrics=shipped)
             if events.server_address
@@ -212,3 +184,55 @@ class ContainerTracking:
             followed.client.close()
         if self.pod_resources is not None:
             self.pod_resources.close()
+
+
+def _pod_resources(containers: ContainersConfig) -> PodResourcesClient | None:
+    if not containers.pod_resources_socket:
+        return None
+    return PodResourcesClient(
+        containers.pod_resources_socket, timeout_seconds=containers.request_timeout_seconds
+    )
+
+
+def _runtime_clients(
+    containers: ContainersConfig, host_root: str
+) -> list[tuple[Source, ContainerdClient | DockerClient]]:
+    """containerd's and Docker's clients, for those configured."""
+    clients: list[tuple[Source, ContainerdClient | DockerClient]] = []
+    timeout = containers.request_timeout_seconds
+    if containers.containerd_address:
+        containerd = ContainerdClient(
+            containers.containerd_address, namespace=containers.namespace, timeout_seconds=timeout
+        )
+        clients.append((Source.CONTAINERD, containerd))
+    if containers.docker_address:
+        docker = DockerClient(
+            containers.docker_address, host_root=host_root, timeout_seconds=timeout
+        )
+        clients.append((Source.DOCKER, docker))
+    return clients
+
+
+def _follow(
+    source: Source,
+    client: ContainerdClient | DockerClient,
+    *,
+    containers: ContainersConfig,
+    emit: Callable[[Record], None],
+    lookup: DeviceTable,
+    allocated: Callable[[Pod, str], list[KnownDevice]] | None,
+    wall_time: Callable[[], float],
+) -> _Followed:
+    tracker = ContainerTracker(
+        source=source,
+        lookup=lookup.lookup,
+        emit=emit,
+        all_containers=containers.all_containers,
+        allocated=allocated,
+    )
+    return _Followed(
+        what=f"{'containerd' if source is Source.CONTAINERD else 'docker'} at {client.address}",
+        client=client,
+        tracker=tracker,
+        watcher=ContainerWatcher(client=client, tracker=tracker, wall_time=wall_time),
+    )

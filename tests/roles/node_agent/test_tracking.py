@@ -118,6 +118,14 @@ class Pipeline:
             tmp / "agent.log",
         )
 
+    def start(self, eventually: Callable[..., None]) -> None:
+        """Both processes, until each answers /readyz (the agent: every runtime followed; jobs:
+        the database migrated)."""
+        self.jobs.start()
+        self.agent.start()
+        eventually(lambda: _answers(self.agent_http, "/readyz"), timeout=30)
+        eventually(lambda: _answers(self.jobs_http, "/readyz"), timeout=30)
+
 
 @pytest.fixture
 def pipeline(
@@ -205,10 +213,7 @@ def test_every_container_event_reaches_the_database_exactly_once(
 ) -> None:
     p = pipeline
     drive = Driver(containerd, [device_nodes["render"], device_nodes["uverbs"]])
-    p.jobs.start()
-    p.agent.start()
-    eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)
-    eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)
+    p.start(eventually)
     # Everything up.
     for i in range(3):
         drive.run(f"a{i}", code=i)
@@ -275,10 +280,7 @@ def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the
 ) -> None:
     p = pipeline
     drive = Driver(containerd, [device_nodes["card"], device_nodes["render"]])
-    p.jobs.start()
-    p.agent.start()
-    eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)
-    eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)  # migrated
+    p.start(eventually)
     started = containerd.run(
         "long", ["sleep", "600"], labels=drive.labels("long"), devices=drive.devices, detach=True
     )
@@ -328,10 +330,7 @@ def test_the_kubelets_allocation_decides_which_gpus_a_container_holds(
     }
     kubelet = podresources.serve(p.pod_resources_socket, lambda: [pod], allocator)
     try:
-        p.jobs.start()
-        p.agent.start()
-        eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)
-        eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)
+        p.start(eventually)
         labels = pod_labels(pod="pod-alloc", namespace="team-a", uid="uid-alloc", container="main")
         devices = [device_nodes["card"], device_nodes["render"], device_nodes["uverbs"]]
         started = containerd.run(
@@ -368,10 +367,7 @@ def test_docker_containers_are_followed_as_a_second_source(
 ) -> None:
     p = pipeline
     p.agent.env["LENS_CONTAINERS__DOCKER_ADDRESS"] = docker.socket
-    p.jobs.start()
-    p.agent.start()
-    eventually(lambda: _answers(p.agent_http, "/readyz"), timeout=30)  # both runtimes followed
-    eventually(lambda: _answers(p.jobs_http, "/readyz"), timeout=30)
+    p.start(eventually)
     ran = docker.run(
         "d-train", ["sh", "-c", "exit 5"], devices=[device_nodes["render"], device_nodes["uverbs"]]
     )
