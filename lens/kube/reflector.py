@@ -1,0 +1,266 @@
+"""List then watch one kind of object into an ObjectCache, and hand every change to a handler.
+
+The official client's list functions do the requests; the watch loop is ours because its
+`Watch` retries a 410 with the same expired resourceVersion, fails on ERROR events when asked
+for raw objects, and cannot tell a dead stream from a quiet one. Here:
+
+- a list (paged) fills the cache; the watch starts from the list's resourceVersion, with
+  bookmarks, and ends server-side after `watch_timeout_seconds`, when it is reopened from the
+  last resourceVersion seen (events and bookmarks both move it);
+- 410 Gone (the version left the server's history) means relist: the cache's difference to the
+  listing is handed on, so objects deleted meanwhile come out as deletions;
+- a stream that delivers neither an event nor a bookmark for `stall_seconds` is dead: it is
+  dropped and reopened (the socket's read timeout);
+- any other error backs off (with jitter) and reopens; after `relist_after_errors` failures in
+  a row the next attempt relists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import urllib3
+from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+from lens.kube.cache import Change, ChangeType, ObjectCache, resource_version_of
+from lens.runtime import errors
+from lens.runtime.backoff import Backoff
+
+log = logging.getLogger(__name__)
+
+ListFunc = Callable[..., Any]  # e.g. CoreV1Api.list_pod_for_all_namespaces
+Handler = Callable[[list[Change]], None]
+
+_GONE = 410
+_CHANGE_TYPES = {t.value for t in ChangeType}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class WatchSettings:
+    page_size: int = 500
+    watch_timeout_seconds: int = 300  # the server ends a watch after this; reopened at once
+    stall_seconds: float = 90.0  # no event and no bookmark for this long: the stream is dead
+    connect_timeout_seconds: float = 10.0
+    relist_after_errors: int = 3
+
+
+@dataclasses.dataclass(slots=True)
+class ReflectorStats:
+    """Counts for metrics and tests."""
+
+    lists: int = 0
+    relists_after_gone: int = 0
+    watches: int = 0
+    stalls: int = 0
+    errors: int = 0
+    events: int = 0
+    bookmarks: int = 0
+
+
+class _Gone(Exception):
+    """The watched resourceVersion is no longer in the server's history."""
+
+
+class Reflector:
+    """Keeps `cache` current with one kind of object until `stop()`; `handle` gets the changes
+    (in the reflector's thread, in order: a list's as one call, then one call per event)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        list_func: ListFunc,
+        args: tuple[Any, ...] = (),
+        cache: ObjectCache,
+        handle: Handler,
+        settings: WatchSettings,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.name = name
+        self.cache = cache
+        self.stats = ReflectorStats()
+        self._list_func = list_func
+        self._args = args
+        self._handle = handle
+        self._settings = settings
+        self._backoff = backoff or Backoff(initial=0.2, maximum=30.0)
+        self._stop = threading.Event()
+        self._synced = threading.Event()
+        self._response: urllib3.BaseHTTPResponse | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def synced(self) -> bool:
+        """True once the first listing is in the cache."""
+        return self._synced.is_set()
+
+    def wait_synced(self, timeout: float) -> bool:
+        return self._synced.wait(timeout)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name=f"reflector-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        response = self._response
+        if response is not None:
+            response.shutdown()  # wakes a read blocked on the socket
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def run(self) -> None:
+        version: str | None = None
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                if version is None:
+                    version = self._list()
+                version = self._watch(version)
+                failures = 0
+                self._backoff.reset()
+            except _Gone:
+                self.stats.relists_after_gone += 1
+                log.info("watch expired; relisting", extra={"kind": self.name})
+                version = None
+            except (ApiException, urllib3.exceptions.HTTPError, OSError, errors.SourceError) as exc:
+                if self._stop.is_set():
+                    break
+                failures += 1
+                self.stats.errors += 1
+                if failures == 1:
+                    log.warning(
+                        "watch failed; retrying", extra={"kind": self.name, "reason": _why(exc)}
+                    )
+                if failures >= self._settings.relist_after_errors:
+                    version = None
+                self._stop.wait(self._backoff.next_delay(exc))
+
+    def _list(self) -> str:
+        """List every object (page by page) into the cache; the listing's resourceVersion."""
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": self._settings.page_size}
+            if token:
+                kwargs["_continue"] = token
+            page = self._call(**kwargs)
+            items.extend(page.get("items") or [])
+            metadata = page.get("metadata") or {}
+            token = metadata.get("continue")
+            if not token:
+                version = str(metadata.get("resourceVersion") or "")
+                break
+        self.stats.lists += 1
+        changes = self.cache.replace(items)
+        if changes:
+            self._handle(changes)
+        self._synced.set()
+        return version
+
+    def _call(self, **kwargs: Any) -> dict[str, Any]:
+        response = self._list_func(
+            *self._args,
+            _preload_content=False,
+            _request_timeout=(self._settings.connect_timeout_seconds, 60.0),
+            **kwargs,
+        )
+        try:
+            _check_status(response, self.name)
+            document = json.loads(response.data)
+        except ValueError as exc:
+            raise errors.SourceError(f"{self.name} list answered no JSON: {exc}") from exc
+        finally:
+            response.release_conn()
+        if not isinstance(document, dict):
+            raise errors.SourceError(f"{self.name} list answered no object")
+        return document
+
+    def _watch(self, version: str) -> str:
+        """Follow one watch stream from `version`; the last version seen when it ends."""
+        settings = self._settings
+        response = self._list_func(
+            *self._args,
+            watch=True,
+            resource_version=version,
+            allow_watch_bookmarks=True,
+            timeout_seconds=settings.watch_timeout_seconds,
+            _preload_content=False,
+            _request_timeout=(settings.connect_timeout_seconds, settings.stall_seconds),
+        )
+        self._response = response
+        self.stats.watches += 1
+        try:
+            _check_status(response, self.name)
+            for line in iter_resp_lines(response):  # type: ignore[no-untyped-call]  # untyped upstream
+                if self._stop.is_set():
+                    break
+                if line:
+                    version = self._event(line, version)
+        except urllib3.exceptions.ReadTimeoutError:
+            self.stats.stalls += 1
+            log.warning(
+                "watch silent past its stall limit; reopening",
+                extra={"kind": self.name, "seconds": settings.stall_seconds},
+            )
+        except urllib3.exceptions.ProtocolError as exc:
+            if not _timed_out(exc):
+                raise
+            self.stats.stalls += 1
+        finally:
+            self._response = None
+            response.release_conn()
+        return version
+
+    def _event(self, line: str, version: str) -> str:
+        try:
+            event = json.loads(line)
+            kind, obj = event["type"], event["object"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise errors.SourceError(f"{self.name} watch sent a bad event: {exc}") from exc
+        if kind == "BOOKMARK":
+            self.stats.bookmarks += 1
+            return resource_version_of(obj) or version
+        if kind == "ERROR":
+            if obj.get("code") == _GONE:
+                raise _Gone()
+            raise errors.SourceError(
+                f"{self.name} watch error {obj.get('code')}: {obj.get('message', '')}"
+            )
+        if kind not in _CHANGE_TYPES:
+            raise errors.SourceError(f"{self.name} watch sent an event of type {kind!r}")
+        self.stats.events += 1
+        change = self.cache.apply(ChangeType(kind), obj)
+        if change is not None:
+            self._handle([change])
+        return resource_version_of(obj) or version
+
+
+def _check_status(response: Any, name: str) -> None:
+    """Raw responses are not checked by the client: 410 means relist, other errors raise."""
+    status = int(getattr(response, "status", 200))
+    if 200 <= status <= 299:
+        return
+    if status == _GONE:
+        raise _Gone()
+    raise ApiException(status=status, reason=f"{name}: {response.data[:200]!r}")
+
+
+def _timed_out(exc: urllib3.exceptions.ProtocolError) -> bool:
+    """urllib3 reports a read timeout inside a chunked body as a ProtocolError."""
+    cause = exc.__context__ or (exc.args[1] if len(exc.args) > 1 else None)
+    return isinstance(cause, TimeoutError | urllib3.exceptions.ReadTimeoutError) or (
+        "timed out" in str(exc)
+    )
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, ApiException):
+        return f"{exc.status} {exc.reason}"
+    return str(exc) or type(exc).__name__
