@@ -1,0 +1,217 @@
+"""Write GPU pods' changes to the store: gpu_pods, gpu_pods_events, pod_snapshots, pod_resources.
+
+One transaction per batch of changes (a listing, or one watch event). Rows are keyed so that
+replaying a change (a relist after a restart) writes nothing twice: events by their own time,
+snapshots by resourceVersion and only when spec, labels or status changed, at most
+`snapshot_history` per pod. Pods the store still holds as live but a full listing lacks were
+deleted while nobody watched: `close_missing` marks them deleted, at the time it learns it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Callable, Collection, Sequence
+
+import peewee
+
+from lens.kube import gpupods
+from lens.kube.cache import Change, ChangeType, JsonObject
+from lens.store import database, models, upserting
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Recorded:
+    pods: int
+    events: int  # new gpu_pods_events rows
+    snapshots: int  # new pod_snapshots rows
+
+
+def _int_version(obj: JsonObject) -> int:
+    text = str(gpupods.metadata(obj).get("resourceVersion") or "0")
+    return int(text) if text.isdigit() else 0
+
+
+class GpuPodRecorder:
+    """Commits GPU pods' changes for one cluster."""
+
+    def __init__(
+        self,
+        db: peewee.Database,
+        *,
+        cluster: str,
+        resources: Sequence[str],
+        snapshot_history: int,
+        gpu_model: Callable[[str], str],
+        wall_time: Callable[[], datetime.datetime],
+    ) -> None:
+        """`gpu_model(node name)`: the GPU model its labels name ("" when unknown)."""
+        self._db = db
+        self._cluster = cluster
+        self._resources = tuple(resources)
+        self._history = snapshot_history
+        self._gpu_model = gpu_model
+        self._now = wall_time
+
+    def is_gpu_pod(self, pod: JsonObject) -> bool:
+        return gpupods.gpu_count(pod, self._resources) > 0
+
+    def record(self, changes: Sequence[Change]) -> Recorded:
+        wanted = [c for c in changes if self.is_gpu_pod(c.object)]
+        if not wanted:
+            return Recorded(pods=0, events=0, snapshots=0)
+        return database.idempotent_transaction(self._db, lambda: self._write(wanted))
+
+    def close_missing(self, present: Collection[str]) -> int:
+        """Mark deleted the live GPU pods of this cluster that a full listing lacked."""
+
+        def close() -> int:
+            table = models.GpuPod
+            live = table.select(table.uid).where(
+                (table.cluster == self._cluster) & (table.deleted == False)  # noqa: E712  # SQL
+            )
+            gone = [str(row.uid) for row in live if row.uid not in present]
+            now = self._now()
+            for start in range(0, len(gone), 500):
+                chunk = gone[start : start + 500]
+                table.update(deleted=True, running=False, updated_at=now).where(
+                    (table.cluster == self._cluster) & table.uid.in_(chunk)
+                ).execute()
+                resource = models.PodResource
+                resource.update(end_at=now).where(
+                    (resource.cluster == self._cluster)
+                    & resource.uid.in_(chunk)
+                    & resource.end_at.is_null()
+                ).execute()
+            return len(gone)
+
+        return database.idempotent_transaction(self._db, close)
+
+    def _write(self, changes: Sequence[Change]) -> Recorded:
+        now = self._now()
+        pods = [self._pod_row(c, now) for c in changes]
+        upserting.upsert(models.GpuPod, pods)
+        events = upserting.insert_new(
+            models.GpuPodEvent, [row for c in changes for row in self._event_rows(c)]
+        )
+        upserting.upsert(models.PodResource, [self._resource_row(c, now) for c in changes])
+        snapshots = self._write_snapshots(changes)
+        return Recorded(pods=len(pods), events=events, snapshots=snapshots)
+
+    def _pod_row(self, change: Change, now: datetime.datetime) -> upserting.Row:
+        pod = change.object
+        meta = gpupods.metadata(pod)
+        status = pod.get("status") or {}
+        deleted = change.type is ChangeType.DELETED or gpupods.deleted_at(pod) is not None
+        phase = gpupods.phase(pod)
+        updated = now if change.type is ChangeType.DELETED else gpupods.last_change(pod) or now
+        return {
+            "cluster": self._cluster,
+            "uid": str(meta.get("uid")),
+            "namespace": str(meta.get("namespace") or ""),
+            "name": str(meta.get("name") or ""),
+            "node_name": str((pod.get("spec") or {}).get("nodeName") or ""),
+            "gpu_allocated": gpupods.gpu_count(pod, self._resources),
+            "phase": phase,
+            "deleted": deleted,
+            "running": phase == "Running" and not deleted,
+            "ip": str(status.get("podIP") or ""),
+            "owner_uid": gpupods.owner_uid(pod),
+            "created_at": gpupods.created_at(pod) or now,
+            "updated_at": updated,
+        }
+
+    def _event_rows(self, change: Change) -> list[upserting.Row]:
+        if change.type is ChangeType.DELETED:
+            return []
+        uid = str(gpupods.metadata(change.object).get("uid"))
+        return [
+            {
+                "cluster": self._cluster,
+                "pod_uuid": uid,
+                "pod_phase": t.phase,
+                "event_type": t.event_type,
+                "status": t.status,
+                "restart_count": t.restart_count,
+                "created_at": t.at,
+            }
+            for t in gpupods.transitions(change.old, change.object)
+        ]
+
+    def _resource_row(self, change: Change, now: datetime.datetime) -> upserting.Row:
+        pod = change.object
+        end = gpupods.finished_at(pod) or gpupods.deleted_at(pod)
+        if change.type is ChangeType.DELETED and end is None:
+            end = now
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        return {
+            "cluster": self._cluster,
+            "uid": str(gpupods.metadata(pod).get("uid")),
+            "gpu_model": self._gpu_model(node) if node else "",
+            "gpu_allocated": gpupods.gpu_count(pod, self._resources),
+            "created_at": gpupods.created_at(pod) or now,
+            "end_at": end,
+        }
+
+    def _write_snapshots(self, changes: Sequence[Change]) -> int:
+        fresh = [c for c in changes if c.type is not ChangeType.DELETED and _changed(c)]
+        unseen = [c for c in fresh if c.old is None]
+        if unseen:  # first sight in this process: a snapshot only if the store has none
+            stored = self._pods_with_snapshots([_uid(c.object) for c in unseen])
+            fresh = [c for c in fresh if c.old is not None or _uid(c.object) not in stored]
+        rows = [
+            {
+                "cluster": self._cluster,
+                "pod_uid": _uid(c.object),
+                "pod_name": str(gpupods.metadata(c.object).get("name") or ""),
+                "namespace": str(gpupods.metadata(c.object).get("namespace") or ""),
+                "spec": c.object.get("spec"),
+                "metadata": gpupods.metadata(c.object),
+                "status": c.object.get("status"),
+                "resource_version": _int_version(c.object),
+                "created_at": self._now(),
+            }
+            for c in fresh
+        ]
+        written = upserting.insert_new(models.PodSnapshot, rows)
+        for uid in {str(row["pod_uid"]) for row in rows}:
+            self._trim_snapshots(uid)
+        return written
+
+    def _pods_with_snapshots(self, uids: Sequence[str]) -> set[str]:
+        table = models.PodSnapshot
+        found: set[str] = set()
+        for start in range(0, len(uids), 500):
+            rows = (
+                table.select(table.pod_uid)
+                .distinct()
+                .where(
+                    (table.cluster == self._cluster) & table.pod_uid.in_(uids[start : start + 500])
+                )
+            )
+            found.update(str(r.pod_uid) for r in rows)
+        return found
+
+    def _trim_snapshots(self, uid: str) -> None:
+        """Keep the newest `snapshot_history` snapshots of one pod."""
+        table = models.PodSnapshot
+        mine = (table.cluster == self._cluster) & (table.pod_uid == uid)
+        kept = [
+            int(r.resource_version)
+            for r in table.select(table.resource_version)
+            .where(mine)
+            .order_by(table.resource_version.desc())
+            .limit(self._history)
+        ]
+        if len(kept) == self._history:
+            table.delete().where(mine & (table.resource_version < kept[-1])).execute()
+
+
+def _uid(pod: JsonObject) -> str:
+    return str(gpupods.metadata(pod).get("uid"))
+
+
+def _changed(change: Change) -> bool:
+    if change.old is None:
+        return True
+    return gpupods.snapshot_digest(change.old) != gpupods.snapshot_digest(change.object)
