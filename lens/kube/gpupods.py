@@ -90,16 +90,8 @@ def finished_at(pod: JsonObject) -> datetime.datetime | None:
     """For a Succeeded or Failed pod, when its last container finished."""
     if phase(pod) not in FINISHED:
         return None
-    status = _mapping(pod.get("status"))
-    times = [
-        parse_time(_mapping(_mapping(s.get("state")).get("terminated")).get("finishedAt"))
-        for s in _list(status.get("containerStatuses"))
-        if isinstance(s, Mapping)
-    ]
-    known = [t for t in times if t is not None]
-    if known:
-        return max(known)
-    return _latest_condition_time(pod)
+    known = _container_times(pod, "terminated", "finishedAt")
+    return max(known) if known else _latest_condition_time(pod)
 
 
 def owner_uid(pod: JsonObject) -> str:
@@ -114,18 +106,20 @@ def phase_time(pod: JsonObject) -> datetime.datetime | None:
     current = phase(pod)
     if current in FINISHED:
         return finished_at(pod)
-    status = _mapping(pod.get("status"))
     if current == "Running":
-        starts = [
-            parse_time(_mapping(_mapping(s.get("state")).get("running")).get("startedAt"))
-            for s in _list(status.get("containerStatuses"))
-            if isinstance(s, Mapping)
-        ]
-        known = [t for t in starts if t is not None]
-        if known:
-            return min(known)
-        return started_at(pod)
+        known = _container_times(pod, "running", "startedAt")
+        return min(known) if known else started_at(pod)
     return created_at(pod)
+
+
+def _container_times(pod: JsonObject, state: str, field: str) -> list[datetime.datetime]:
+    """The `field` times of the containers whose state is `state` (running, terminated)."""
+    statuses = _list(_mapping(pod.get("status")).get("containerStatuses"))
+    times = [
+        parse_time(_mapping(_mapping(_mapping(s).get("state")).get(state)).get(field))
+        for s in statuses
+    ]
+    return [t for t in times if t is not None]
 
 
 def last_change(pod: JsonObject) -> datetime.datetime | None:
