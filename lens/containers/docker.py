@@ -11,12 +11,10 @@ containerd's topics: create, start, oom, die (with its exitCode) and destroy.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import http.client
 import json
 import logging
 import os
-import re
 import socket
 import stat
 import threading
@@ -27,6 +25,7 @@ from typing import Any
 
 from lens.containers.records import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.runtime import errors
+from lens.runtime.timestamps import parse_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +49,6 @@ _TASK_STATUS = {
 # Device nodes a privileged container is given that Lens attributes: GPUs and RDMA devices.
 _PRIVILEGED_DIRS = ("/dev/dri", "/dev/infiniband")
 _NVIDIA_MAJOR = 195
-_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)")
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -65,15 +63,13 @@ class _UnixConnection(http.client.HTTPConnection):
 
 
 def parse_time(text: object) -> float | None:
-    """Docker's RFC 3339 times (nanoseconds) as epoch seconds; None for the zero time."""
+    """Docker's RFC 3339 times as epoch seconds; None for the zero time (unset)."""
     if not isinstance(text, str) or not text or text.startswith("0001-01-01"):
         return None
-    match = _RFC3339.fullmatch(text)
-    if match is None:
+    moment = parse_rfc3339(text)
+    if moment is None:
         raise errors.SourceError(f"docker time {text!r} unreadable")
-    whole, fraction, zone = match.groups()
-    moment = datetime.datetime.fromisoformat(whole + ("+00:00" if zone == "Z" else zone))
-    return moment.timestamp() + (int(fraction[:9].ljust(9, "0")) / 1e9 if fraction else 0.0)
+    return moment.timestamp()
 
 
 def parse_event(message: Mapping[str, Any]) -> RuntimeEvent | None:

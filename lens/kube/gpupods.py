@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lens.kube.allocation import effective_request
+from lens.runtime.timestamps import parse_rfc3339
 
 JsonObject = dict[str, Any]
 
@@ -32,19 +33,6 @@ class PodTransition:
     phase: str  # the pod's phase after the transition
     restart_count: int
     at: datetime.datetime
-
-
-def parse_time(text: object) -> datetime.datetime | None:
-    """A Kubernetes timestamp ("2026-11-21T03:03:04Z", fractions allowed) as aware UTC."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.UTC)
-    return moment.astimezone(datetime.UTC)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -74,16 +62,16 @@ def restart_count(pod: JsonObject) -> int:
 
 
 def created_at(pod: JsonObject) -> datetime.datetime | None:
-    return parse_time(metadata(pod).get("creationTimestamp"))
+    return parse_rfc3339(metadata(pod).get("creationTimestamp"))
 
 
 def deleted_at(pod: JsonObject) -> datetime.datetime | None:
-    return parse_time(metadata(pod).get("deletionTimestamp"))
+    return parse_rfc3339(metadata(pod).get("deletionTimestamp"))
 
 
 def started_at(pod: JsonObject) -> datetime.datetime | None:
     """When the pod started on its node (status.startTime), else when it was created."""
-    return parse_time(_mapping(pod.get("status")).get("startTime")) or created_at(pod)
+    return parse_rfc3339(_mapping(pod.get("status")).get("startTime")) or created_at(pod)
 
 
 def finished_at(pod: JsonObject) -> datetime.datetime | None:
@@ -116,7 +104,7 @@ def _container_times(pod: JsonObject, state: str, field: str) -> list[datetime.d
     """The `field` times of the containers whose state is `state` (running, terminated)."""
     statuses = _list(_mapping(pod.get("status")).get("containerStatuses"))
     times = [
-        parse_time(_mapping(_mapping(_mapping(s).get("state")).get(state)).get(field))
+        parse_rfc3339(_mapping(_mapping(_mapping(s).get("state")).get(state)).get(field))
         for s in statuses
     ]
     return [t for t in times if t is not None]
@@ -135,7 +123,7 @@ def last_change(pod: JsonObject) -> datetime.datetime | None:
 
 
 def _latest_condition_time(pod: JsonObject) -> datetime.datetime | None:
-    times = [parse_time(_mapping(c).get("lastTransitionTime")) for c in _conditions(pod)]
+    times = [parse_rfc3339(_mapping(c).get("lastTransitionTime")) for c in _conditions(pod)]
     known = [t for t in times if t is not None]
     return max(known) if known else None
 
@@ -165,7 +153,7 @@ def transitions(old: JsonObject | None, new: JsonObject) -> list[PodTransition]:
                     status=str(condition.get("status") or ""),
                     phase=current,
                     restart_count=restarts,
-                    at=parse_time(condition.get("lastTransitionTime")) or fallback,
+                    at=parse_rfc3339(condition.get("lastTransitionTime")) or fallback,
                 )
             )
     if old is None or phase(old) != current:
