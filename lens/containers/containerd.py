@@ -67,17 +67,7 @@ def parse_envelope(envelope: events_pb2.Envelope) -> RuntimeEvent | None:
     time = seconds(envelope.timestamp) or 0.0
     if isinstance(message, container_pb2.ContainerCreate | container_pb2.ContainerDelete):
         return RuntimeEvent(topic=envelope.topic, container_id=message.id, time=time)
-    if isinstance(message, task_pb2.TaskExit):
-        return RuntimeEvent(
-            topic=envelope.topic,
-            container_id=message.container_id,
-            time=time,
-            exec_id=message.id,
-            pid=message.pid,
-            exit_status=message.exit_status,
-            exited_at=seconds(message.exited_at),
-        )
-    if isinstance(message, task_pb2.TaskDelete):
+    if isinstance(message, task_pb2.TaskExit | task_pb2.TaskDelete):
         return RuntimeEvent(
             topic=envelope.topic,
             container_id=message.container_id,
