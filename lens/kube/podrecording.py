@@ -174,7 +174,8 @@ class GpuPodRecorder:
             for c in fresh
         ]
         written = upserting.insert_new(models.PodSnapshot, rows)
-        for uid in {str(row["pod_uid"]) for row in rows}:
+        # A pod seen for the first time got its first snapshot: only known ones can overflow.
+        for uid in {_uid(c.object) for c in fresh if c.old is not None}:
             self._trim_snapshots(uid)
         return written
 
