@@ -27,7 +27,12 @@ class EventStream(Protocol):
 
 
 class RuntimeClient(ContainerReader, Protocol):
+    @property
+    def address(self) -> str: ...
+
     def subscribe(self) -> EventStream: ...
+
+    def close(self) -> None: ...
 
 
 class ContainerWatcher:

@@ -7,7 +7,6 @@ after the first collection cycle, so containers already running are attributed t
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 import uuid
@@ -36,6 +35,8 @@ from lens.runtime.config import ContainersConfig, EventsConfig
 from lens.runtime.selfmetrics import SelfMetrics
 
 log = logging.getLogger(__name__)
+
+_RUNTIME_NAMES = {Source.CONTAINERD: "containerd", Source.DOCKER: "docker"}
 
 
 class DeviceTable:
@@ -74,16 +75,6 @@ class DeviceTable:
         return self._table
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class _Followed:
-    """One container runtime followed: its client, tracker and watcher."""
-
-    what: str  # for readiness messages: "containerd at /run/containerd/containerd.sock"
-    client: ContainerdClient | DockerClient
-    tracker: ContainerTracker
-    watcher: ContainerWatcher
-
-
 class ContainerTracking:
     """A service part: follows containerd (and Docker) and ships events while the agent runs."""
 
@@ -117,8 +108,8 @@ class ContainerTracking:
         self.allocations = (
             Allocations(self.pod_resources.list) if self.pod_resources is not None else None
         )
-        self._followed = [
-            _follow(
+        self._watchers = [
+            _watcher(
                 source,
                 client,
                 containers=containers,
@@ -143,26 +134,30 @@ class ContainerTracking:
 
     def containers(self) -> list[Container]:
         """The live containers of every runtime followed, in creation order."""
-        found = [c for followed in self._followed for c in followed.tracker.containers()]
+        found = [c for watcher in self._watchers for c in watcher.tracker.containers()]
         return sorted(found, key=lambda c: (c.created_at, c.id))
 
     def reconcile(self) -> None:
         """Re-read the kubelet's allocations, then list every runtime's containers again."""
         if self.allocations is not None:
             self.allocations.refresh()
-        for followed in self._followed:
-            followed.watcher.reconcile()
+        for watcher in self._watchers:
+            watcher.reconcile()
 
     def check_subscribed(self) -> None:
         """Readiness: following every runtime's events (NoDataError until its first resync)."""
-        behind = [f.what for f in self._followed if not f.watcher.connected]
+        behind = [
+            f"{_RUNTIME_NAMES[w.tracker.source]} at {w.client.address}"
+            for w in self._watchers
+            if not w.connected
+        ]
         if behind:
             raise errors.NoDataError(f"not subscribed to {', '.join(behind)}")
 
     async def start(self) -> None:
         await lifecycle.in_thread(self._wait_for_devices, name="containers-start")
-        for followed in self._followed:
-            followed.watcher.start()
+        for watcher in self._watchers:
+            watcher.start()
         if self.shipper is not None:
             self.shipper.start()
 
@@ -175,13 +170,13 @@ class ContainerTracking:
             time.sleep(0.05)
 
     def _stop(self) -> None:
-        for followed in self._followed:
-            followed.watcher.stop()
+        for watcher in self._watchers:
+            watcher.stop()
         if self.shipper is not None:
             self.shipper.stop()
         self.outbox.close()
-        for followed in self._followed:
-            followed.client.close()
+        for watcher in self._watchers:
+            watcher.client.close()
         if self.pod_resources is not None:
             self.pod_resources.close()
 
@@ -213,7 +208,7 @@ def _runtime_clients(
     return clients
 
 
-def _follow(
+def _watcher(
     source: Source,
     client: ContainerdClient | DockerClient,
     *,
@@ -222,7 +217,7 @@ def _follow(
     lookup: DeviceTable,
     allocated: Callable[[Pod, str], list[KnownDevice]] | None,
     wall_time: Callable[[], float],
-) -> _Followed:
+) -> ContainerWatcher:
     tracker = ContainerTracker(
         source=source,
         lookup=lookup.lookup,
@@ -230,9 +225,4 @@ def _follow(
         all_containers=containers.all_containers,
         allocated=allocated,
     )
-    return _Followed(
-        what=f"{'containerd' if source is Source.CONTAINERD else 'docker'} at {client.address}",
-        client=client,
-        tracker=tracker,
-        watcher=ContainerWatcher(client=client, tracker=tracker, wall_time=wall_time),
-    )
+    return ContainerWatcher(client=client, tracker=tracker, wall_time=wall_time)
