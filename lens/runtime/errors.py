@@ -95,3 +95,10 @@ class PermanentError(LensError):
 
 class FatalError(LensError):
     """The role cannot go on; the service stops with a non-zero exit code."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none), for logs
+    and one-line errors."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -117,7 +117,9 @@ def session(db: peewee.Database) -> Iterator[peewee.Database]:
         try:
             db.connect()
         except DRIVER_ERRORS as exc:
-            raise errors.StoreError(f"cannot connect to the database: {first_line(exc)}") from exc
+            raise errors.StoreError(
+                f"cannot connect to the database: {errors.first_line(exc)}"
+            ) from exc
     try:
         yield db
     finally:
@@ -149,7 +151,9 @@ def idempotent_transaction(db: peewee.Database, work: Callable[[], T]) -> T:
             if not may_retry:
                 raise
             may_retry = False
-            log.warning("database connection lost; retrying once", extra={"error": first_line(exc)})
+            log.warning(
+                "database connection lost; retrying once", extra={"error": errors.first_line(exc)}
+            )
             _discard(db)
 
 
@@ -160,7 +164,7 @@ def ping(db: peewee.Database) -> None:
             scalar(db, "SELECT 1")
         except DRIVER_ERRORS as exc:
             _discard(db)
-            raise errors.StoreError(f"database did not answer: {first_line(exc)}") from exc
+            raise errors.StoreError(f"database did not answer: {errors.first_line(exc)}") from exc
 
 
 def execute(db: peewee.Database, sql: str, params: Sequence[object] = ()) -> Any:
@@ -187,8 +191,3 @@ def _discard(db: peewee.Database) -> None:
             db.manual_close()
         else:
             db.close()
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

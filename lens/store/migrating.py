@@ -50,7 +50,7 @@ def migrate(
     try:
         return _apply(db, directory, lock_timeout)
     except database.DRIVER_ERRORS as exc:
-        raise errors.StoreError(f"migration failed: {database.first_line(exc)}") from exc
+        raise errors.StoreError(f"migration failed: {errors.first_line(exc)}") from exc
 
 
 def open_for_role(cfg: DatabaseConfig) -> peewee.Database:
@@ -71,7 +71,7 @@ def _apply(db: peewee.Database, directory: Path, lock_timeout: float) -> list[st
                 runner.up(target=name)
             except Exception as exc:  # a migration's own code may raise anything
                 raise errors.StoreError(
-                    f"migration {name} failed: {type(exc).__name__}: {database.first_line(exc)}"
+                    f"migration {name} failed: {type(exc).__name__}: {errors.first_line(exc)}"
                 ) from exc
             log.info("migration applied", extra={"migration": name})
             applied.append(name)
@@ -85,7 +85,7 @@ def status(db: peewee.Database, *, directory: Path = MIGRATIONS_DIR) -> list[Mig
             rows = Runner(db, str(directory), table_name=HISTORY_TABLE).status()
     except (MigrationError, *database.DRIVER_ERRORS) as exc:
         raise errors.StoreError(
-            f"reading migration history failed: {database.first_line(exc)}"
+            f"reading migration history failed: {errors.first_line(exc)}"
         ) from exc
     return [
         MigrationState(name=row.name, applied_at=_aware(row.applied), has_file=row.path is not None)

@@ -57,5 +57,5 @@ def delete_expired(
                         table=table, deleted=deleted, batches=batches, complete=True
                     )
     except database.DRIVER_ERRORS as exc:
-        raise errors.StoreError(f"retention of {table} failed: {database.first_line(exc)}") from exc
+        raise errors.StoreError(f"retention of {table} failed: {errors.first_line(exc)}") from exc
     return RetentionResult(table=table, deleted=deleted, batches=batches, complete=False)

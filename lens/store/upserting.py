@@ -214,7 +214,7 @@ def _write(
         return database.idempotent_transaction(db, write_all)
     except database.DRIVER_ERRORS as exc:
         raise errors.StoreError(
-            f"writing {model._meta.table_name} failed: {database.first_line(exc)}"
+            f"writing {model._meta.table_name} failed: {errors.first_line(exc)}"
         ) from exc
 
 

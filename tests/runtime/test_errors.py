@@ -25,3 +25,8 @@ def test_the_tree_matches_the_docstring() -> None:
     ):
         assert direct.__bases__ == (errors.LensError,)
     assert errors.TemporaryError("later", delay=3).delay == 3
+
+
+def test_first_line() -> None:
+    assert errors.first_line(ValueError("one\ntwo")) == "one"
+    assert errors.first_line(ValueError()) == "ValueError"

@@ -91,11 +91,6 @@ def test_a_wrong_password_is_a_store_error_that_does_not_show_it() -> None:
     assert "hunter2" not in str(caught.value)
 
 
-def test_first_line() -> None:
-    assert database.first_line(ValueError("one\ntwo")) == "one"
-    assert database.first_line(ValueError()) == "ValueError"
-
-
 def _kill_other_connections(db: peewee.Database) -> None:
     """Drop every server connection of the test database, as a server restart would."""
     name = db.database
