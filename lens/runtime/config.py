@@ -16,6 +16,7 @@ from typing import Any, Literal
 import yaml
 
 from lens.runtime import dburl, errors, settings
+from lens.runtime.kubesections import ControllerConfig, KubeConfig
 from lens.runtime.settings import Secret, setting
 
 ENV_PREFIX = "LENS_"
@@ -337,6 +338,8 @@ class Config:
     containers: ContainersConfig = setting(ContainersConfig(), "The node agent's containers.")
     events: EventsConfig = setting(EventsConfig(), "Container events from agents to jobs.")
     jobs: JobsConfig = setting(JobsConfig(), "The jobs role.")
+    kube: KubeConfig = setting(KubeConfig(), "The Kubernetes API.")
+    controller: ControllerConfig = setting(ControllerConfig(), "The controller role.")
 
 
 EXAMPLE_HEADER = """\
@@ -429,7 +432,8 @@ def _resolve(
     data_dir = str(Path(data_dir).expanduser())
     service = dataclasses.replace(cfg.service, data_dir=data_dir)
     database = _resolve_database(cfg.database, data_dir, env, origins, source)
-    return dataclasses.replace(cfg, service=service, database=database)
+    kube = _resolve_kube(cfg.kube, env)
+    return dataclasses.replace(cfg, service=service, database=database, kube=kube)
 
 
 def _resolve_database(
@@ -478,3 +482,19 @@ def _resolve_database(
             )
         db = dataclasses.replace(db, password=Secret(env[db.password_env]))
     return db
+
+
+IN_CLUSTER_HOST_ENV = "KUBERNETES_SERVICE_HOST"
+
+
+def _resolve_kube(kube: KubeConfig, env: Mapping[str, str]) -> KubeConfig:
+    """auto → in-cluster inside a pod, else kubeconfig; an empty kubeconfig → $KUBECONFIG or
+    ~/.kube/config."""
+    source = kube.source
+    if source == "auto":
+        source = "in-cluster" if env.get(IN_CLUSTER_HOST_ENV) else "kubeconfig"
+    path = kube.kubeconfig
+    if not path:
+        listed = [p for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
+        path = listed[0] if listed else str(Path(env.get("HOME", "~")) / ".kube" / "config")
+    return dataclasses.replace(kube, source=source, kubeconfig=str(Path(path).expanduser()))

@@ -38,3 +38,15 @@ class TokenFile:
                     raise errors.SourceError(f"token file {self._path}: {exc.strerror}") from exc
                 self._seen = stamp
             return self._token
+
+
+def configured(path: str, *, key: str) -> TokenFile:
+    """The token file a config key names, read once now: unreadable is a ConfigError on `key`."""
+    tokens = TokenFile(path)
+    try:
+        tokens.read()
+    except errors.SourceError as exc:
+        raise errors.ConfigError(
+            source="config", key=key, expected=f"a readable file ({exc})"
+        ) from exc
+    return tokens

@@ -68,7 +68,11 @@ def test_the_config_is_immutable() -> None:
             "logging.levle",
             "unknown key (expected one of: format, level)",
         ),
-        ("loging: {}\n", "loging", "unknown key (expected one of: cluster, containers, database,"),
+        (
+            "loging: {}\n",
+            "loging",
+            "unknown key (expected one of: cluster, containers, controller, database,",
+        ),
         ("server:\n  port: http\n", "server.port", "expected an integer, got string 'http'"),
         ("server:\n  port: 70000\n", "server.port", "expected a number from 0 to 65535, got 70000"),
         (
@@ -224,3 +228,30 @@ def test_example_file_documents_every_key() -> None:
     for key in settings.leaf_keys(config.Config):
         section, name = key.split(".")
         assert name in data[section], key
+
+
+def test_the_kube_source_resolves_from_where_the_process_runs() -> None:
+    outside = config.load(environ=ENV).kube
+    assert (outside.source, outside.kubeconfig) == ("kubeconfig", "/home/tester/.kube/config")
+    inside = config.load(environ={**ENV, "KUBERNETES_SERVICE_HOST": "10.96.0.1"}).kube
+    assert inside.source == "in-cluster"
+    listed = config.load(environ={**ENV, "KUBECONFIG": "/etc/a.conf:/etc/b.conf"}).kube
+    assert listed.kubeconfig == "/etc/a.conf"
+    chosen = config.load(
+        environ={**ENV, "KUBERNETES_SERVICE_HOST": "x", "LENS_KUBE__SOURCE": "url"}
+    ).kube
+    assert chosen.source == "url"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("LENS_CONTROLLER__LEASE", "no-slash"),
+        ("LENS_CONTROLLER__KUBELET_SERVICE", "a/b/c"),
+        ("LENS_CONTROLLER__CLUSTERS_SECRET", "Upper/x"),
+    ],
+)
+def test_object_references_are_namespace_slash_name(key: str, value: str) -> None:
+    with pytest.raises(errors.ConfigError, match="expected NAMESPACE/NAME or empty"):
+        config.load(environ={**ENV, key: value})
+    assert config.load(environ={**ENV, key: ""}) is not None
