@@ -1,8 +1,10 @@
-"""Shared fixtures: fresh databases on SQLite, PostgreSQL and MariaDB (real servers: .ci/run)."""
+"""Shared fixtures: fresh databases on SQLite, PostgreSQL and MariaDB (real servers: .ci/run),
+an API emulator with a client, containerd and dockerd harnesses, simulated hosts."""
 
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import socket
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import kubernetes
 import peewee
 import psycopg2
 import pymysql
@@ -29,6 +32,7 @@ from lens.sim.docker import PrivateDocker
 from lens.sim.hosts import profiles
 from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
+from lens.sim.kube.server import KubeApiServer
 from lens.store import database, migrating
 
 POSTGRES_URL = os.environ.get("LENS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -341,3 +345,20 @@ def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
     yield start
     for running in started:
         running.stop()
+
+
+@pytest.fixture
+def apiserver() -> Iterator[KubeApiServer]:
+    server = KubeApiServer(bookmark_interval=0.2, history_size=1000, rng=random.Random(3))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def api_client(apiserver: KubeApiServer) -> Iterator[kubernetes.client.ApiClient]:
+    configuration = kubernetes.client.Configuration()
+    configuration.host = apiserver.url
+    client = kubernetes.client.ApiClient(configuration)
+    yield client
+    client.close()

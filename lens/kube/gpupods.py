@@ -61,6 +61,12 @@ def restart_count(pod: JsonObject) -> int:
     return sum(int(_mapping(s).get("restartCount") or 0) for s in statuses)
 
 
+def resource_version(obj: JsonObject) -> int:
+    """The object's resourceVersion as a number (0 when it is not one)."""
+    text = str(metadata(obj).get("resourceVersion") or "0")
+    return int(text) if text.isdigit() else 0
+
+
 def created_at(pod: JsonObject) -> datetime.datetime | None:
     return parse_rfc3339(metadata(pod).get("creationTimestamp"))
 
@@ -82,11 +88,21 @@ def finished_at(pod: JsonObject) -> datetime.datetime | None:
     return max(known) if known else _latest_condition_time(pod)
 
 
-def owner_uid(pod: JsonObject) -> str:
-    """The controlling owner's uid (the first owner when none says it controls)."""
-    references = [r for r in _list(metadata(pod).get("ownerReferences")) if isinstance(r, Mapping)]
+def controller_reference(obj: JsonObject) -> Mapping[str, Any] | None:
+    """The ownerReference that controls `obj` (the first when none says so); None at the top."""
+    references = [
+        r
+        for r in _list(metadata(obj).get("ownerReferences"))
+        if isinstance(r, Mapping) and r.get("uid")
+    ]
     controlling = [r for r in references if r.get("controller")] or references
-    return str(controlling[0].get("uid") or "") if controlling else ""
+    return controlling[0] if controlling else None
+
+
+def owner_uid(obj: JsonObject) -> str:
+    """The controlling owner's uid; "" at the top."""
+    reference = controller_reference(obj)
+    return str(reference.get("uid")) if reference is not None else ""
 
 
 def phase_time(pod: JsonObject) -> datetime.datetime | None:

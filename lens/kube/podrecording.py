@@ -17,7 +17,7 @@ import peewee
 
 from lens.kube import gpupods
 from lens.kube.cache import Change, ChangeType, JsonObject
-from lens.store import database, models, upserting
+from lens.store import database, history, models, upserting
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,11 +25,6 @@ class Recorded:
     pods: int
     events: int  # new gpu_pods_events rows
     snapshots: int  # new pod_snapshots rows
-
-
-def _int_version(obj: JsonObject) -> int:
-    text = str(gpupods.metadata(obj).get("resourceVersion") or "0")
-    return int(text) if text.isdigit() else 0
 
 
 class GpuPodRecorder:
@@ -168,7 +163,7 @@ class GpuPodRecorder:
                 "spec": c.object.get("spec"),
                 "metadata": gpupods.metadata(c.object),
                 "status": c.object.get("status"),
-                "resource_version": _int_version(c.object),
+                "resource_version": gpupods.resource_version(c.object),
                 "created_at": self._now(),
             }
             for c in fresh
@@ -181,31 +176,13 @@ class GpuPodRecorder:
 
     def _pods_with_snapshots(self, uids: Sequence[str]) -> set[str]:
         table = models.PodSnapshot
-        found: set[str] = set()
-        for start in range(0, len(uids), 500):
-            rows = (
-                table.select(table.pod_uid)
-                .distinct()
-                .where(
-                    (table.cluster == self._cluster) & table.pod_uid.in_(uids[start : start + 500])
-                )
-            )
-            found.update(str(r.pod_uid) for r in rows)
-        return found
+        return history.with_history(table, table.pod_uid, self._cluster, uids)
 
     def _trim_snapshots(self, uid: str) -> None:
         """Keep the newest `snapshot_history` snapshots of one pod."""
         table = models.PodSnapshot
         mine = (table.cluster == self._cluster) & (table.pod_uid == uid)
-        kept = [
-            int(r.resource_version)
-            for r in table.select(table.resource_version)
-            .where(mine)
-            .order_by(table.resource_version.desc())
-            .limit(self._history)
-        ]
-        if len(kept) == self._history:
-            table.delete().where(mine & (table.resource_version < kept[-1])).execute()
+        history.keep_newest(table, table.resource_version, mine, self._history)
 
 
 def _uid(pod: JsonObject) -> str:

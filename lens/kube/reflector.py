@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
+from lens.kube import resources
 from lens.kube.cache import Change, ChangeType, ObjectCache, resource_version_of
 from lens.runtime import errors
 from lens.runtime.backoff import Backoff
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 
 ListFunc = Callable[..., Any]  # e.g. CoreV1Api.list_pod_for_all_namespaces
 Handler = Callable[[list[Change]], None]
+Listed = Callable[[], None]
 
 _GONE = 410
 _CHANGE_TYPES = {t.value for t in ChangeType}
@@ -81,18 +84,23 @@ class Reflector:
         handle: Handler,
         settings: WatchSettings,
         backoff: Backoff | None = None,
+        on_listed: Listed | None = None,
     ) -> None:
+        """`on_listed` runs after each full listing's changes were handed on (the cache then
+        holds exactly what the server had): where deletions nobody saw can be settled."""
         self.name = name
         self.cache = cache
         self.stats = ReflectorStats()
         self._list_func = list_func
         self._args = args
         self._handle = handle
+        self._on_listed = on_listed
         self._settings = settings
         self._backoff = backoff or Backoff(initial=0.2, maximum=30.0)
         self._stop = threading.Event()
         self._synced = threading.Event()
         self._response: urllib3.BaseHTTPResponse | None = None
+        self.version = ""  # the last resourceVersion seen (listing, event or bookmark)
         self._thread: threading.Thread | None = None
 
     @property
@@ -121,7 +129,7 @@ class Reflector:
         while not self._stop.is_set():
             try:
                 if version is None:
-                    version = self._list()
+                    version = self.version = self._list()
                 version = self._watch(version)
                 failures = 0
                 self._backoff.reset()
@@ -130,17 +138,20 @@ class Reflector:
                 log.info("watch expired; relisting", extra={"kind": self.name})
                 version = None
             except (ApiException, urllib3.exceptions.HTTPError, OSError, errors.SourceError) as exc:
-                if self._stop.is_set():
-                    break
-                failures += 1
-                self.stats.errors += 1
-                if failures == 1:
-                    log.warning(
-                        "watch failed; retrying", extra={"kind": self.name, "reason": _why(exc)}
-                    )
+                failures = self._failed(exc, failures)
                 if failures >= self._settings.relist_after_errors:
                     version = None
-                self._stop.wait(self._backoff.next_delay(exc))
+
+    def _failed(self, exc: BaseException, failures: int) -> int:
+        """Count and log a failure, then back off; the failures in a row so far."""
+        if self._stop.is_set():
+            return failures
+        failures += 1
+        self.stats.errors += 1
+        if failures == 1:
+            log.warning("watch failed; retrying", extra={"kind": self.name, "reason": _why(exc)})
+        self._stop.wait(self._backoff.next_delay(exc))
+        return failures
 
     def _list(self) -> str:
         """List every object (page by page) into the cache; the listing's resourceVersion."""
@@ -151,7 +162,7 @@ class Reflector:
             if token:
                 kwargs["_continue"] = token
             page = self._call(**kwargs)
-            items.extend(page.get("items") or [])
+            items.extend(_slim(item) for item in page.get("items") or [])
             metadata = page.get("metadata") or {}
             token = metadata.get("continue")
             if not token:
@@ -161,48 +172,45 @@ class Reflector:
         changes = self.cache.replace(items)
         if changes:
             self._handle(changes)
+        if self._on_listed is not None:
+            self._on_listed()
         self._synced.set()
         return version
 
-    def _call(self, **kwargs: Any) -> dict[str, Any]:
-        response = self._list_func(
-            *self._args,
-            _preload_content=False,
-            _request_timeout=(self._settings.connect_timeout_seconds, 60.0),
-            **kwargs,
-        )
+    def _open(self, **kwargs: Any) -> Any:
+        """The list function's raw response. The client raises ApiException for any non-2xx
+        answer even when asked for the raw response; 410 Gone (an expired version) is _Gone."""
         try:
-            _check_status(response, self.name)
-            document = json.loads(response.data)
-        except ValueError as exc:
-            raise errors.SourceError(f"{self.name} list answered no JSON: {exc}") from exc
-        finally:
-            response.release_conn()
-        if not isinstance(document, dict):
-            raise errors.SourceError(f"{self.name} list answered no object")
-        return document
+            return self._list_func(*self._args, _preload_content=False, **kwargs)
+        except ApiException as exc:
+            if exc.status == _GONE:
+                raise _Gone() from exc
+            raise
+
+    def _call(self, **kwargs: Any) -> dict[str, Any]:
+        response = self._open(
+            _request_timeout=(self._settings.connect_timeout_seconds, 60.0), **kwargs
+        )
+        return resources.read_json(response, f"{self.name} list")
 
     def _watch(self, version: str) -> str:
         """Follow one watch stream from `version`; the last version seen when it ends."""
         settings = self._settings
-        response = self._list_func(
-            *self._args,
+        response = self._open(
             watch=True,
             resource_version=version,
             allow_watch_bookmarks=True,
             timeout_seconds=settings.watch_timeout_seconds,
-            _preload_content=False,
             _request_timeout=(settings.connect_timeout_seconds, settings.stall_seconds),
         )
         self._response = response
         self.stats.watches += 1
         try:
-            _check_status(response, self.name)
             for line in iter_resp_lines(response):  # type: ignore[no-untyped-call]  # untyped upstream
                 if self._stop.is_set():
                     break
                 if line:
-                    version = self._event(line, version)
+                    version = self.version = self._event(line, version)
         except urllib3.exceptions.ReadTimeoutError:
             self.stats.stalls += 1
             log.warning(
@@ -236,20 +244,34 @@ class Reflector:
         if kind not in _CHANGE_TYPES:
             raise errors.SourceError(f"{self.name} watch sent an event of type {kind!r}")
         self.stats.events += 1
-        change = self.cache.apply(ChangeType(kind), obj)
+        change = self.cache.apply(ChangeType(kind), _slim(obj))
         if change is not None:
             self._handle([change])
         return resource_version_of(obj) or version
 
 
-def _check_status(response: Any, name: str) -> None:
-    """Raw responses are not checked by the client: 410 means relist, other errors raise."""
-    status = int(getattr(response, "status", 200))
-    if 200 <= status <= 299:
-        return
-    if status == _GONE:
-        raise _Gone()
-    raise ApiException(status=status, reason=f"{name}: {response.data[:200]!r}")
+def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as the cache keeps it: without managedFields (server-side apply bookkeeping,
+    often half of an object's size), its keys and short strings shared with every other cached
+    object (each watch event is parsed on its own, so its keys would be copies)."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    shared: dict[str, Any] = _shared(obj)
+    return shared
+
+
+_SHARED_MAX = 64  # longer strings (annotations, commands) are rarely repeated
+
+
+def _shared(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {sys.intern(k): _shared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shared(v) for v in value]
+    if isinstance(value, str) and len(value) <= _SHARED_MAX:
+        return sys.intern(value)
+    return value
 
 
 def _timed_out(exc: urllib3.exceptions.ProtocolError) -> bool:

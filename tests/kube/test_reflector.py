@@ -3,7 +3,6 @@ failing watches, and an API server restart that loses the history."""
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections import Counter
@@ -34,23 +33,6 @@ class Seen:
     def count(self) -> Counter[tuple[str, str]]:
         with self._lock:
             return Counter((c.type.value, c.object["metadata"]["name"]) for c in self.changes)
-
-
-@pytest.fixture
-def apiserver() -> Iterator[KubeApiServer]:
-    server = KubeApiServer(bookmark_interval=0.2, history_size=1000, rng=random.Random(3))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def core(apiserver: KubeApiServer) -> Iterator[kubernetes.client.CoreV1Api]:
-    configuration = kubernetes.client.Configuration()
-    configuration.host = apiserver.url
-    client = kubernetes.client.ApiClient(configuration)
-    yield kubernetes.client.CoreV1Api(client)
-    client.close()
 
 
 def _pod(name: str) -> dict[str, object]:
@@ -184,3 +166,53 @@ def test_stop_is_prompt_even_on_a_quiet_stream(
     began = time.monotonic()
     reflector.stop()
     assert time.monotonic() - began < 3.0
+
+
+def test_after_each_listing_the_hook_sees_the_cache_as_listed(
+    apiserver: KubeApiServer,
+    core: kubernetes.client.CoreV1Api,
+    eventually: Callable[..., None],
+) -> None:
+    for name in ("a", "b"):
+        core.create_namespaced_pod("default", _pod(name))
+    cache = ObjectCache()
+    listed: list[set[str]] = []
+    reflector = Reflector(
+        name="pods",
+        list_func=core.list_pod_for_all_namespaces,
+        cache=cache,
+        handle=Seen(),
+        settings=WatchSettings(stall_seconds=10.0),
+        backoff=Backoff(initial=0.05, maximum=0.2),
+        on_listed=lambda: listed.append({o["metadata"]["name"] for o in cache.objects()}),
+    )
+    reflector.start()
+    try:
+        assert reflector.wait_synced(10)
+        assert listed == [{"a", "b"}]
+        core.delete_namespaced_pod("a", "default")
+        apiserver.faults.force_gone(1)
+        apiserver.faults.close_watches()
+        eventually(lambda: len(listed) == 2, timeout=10)
+        assert listed[1] == {"b"}
+    finally:
+        reflector.stop()
+
+
+def test_managed_fields_are_not_kept(
+    core: kubernetes.client.CoreV1Api,
+    start: Callable[..., tuple[Reflector, Seen]],
+    eventually: Callable[..., None],
+) -> None:
+    body = _pod("listed")
+    managed = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+    body["metadata"] = {"name": "listed", "namespace": "default", "managedFields": managed}
+    core.create_namespaced_pod("default", body)
+    reflector, _ = start()
+    watched = _pod("watched")
+    watched["metadata"] = {"name": "watched", "namespace": "default", "managedFields": managed}
+    core.create_namespaced_pod("default", watched)
+    eventually(lambda: len(reflector.cache) == 2, timeout=10)
+    for obj in reflector.cache.objects():
+        assert "managedFields" not in obj["metadata"]
+        assert obj["metadata"]["name"] in {"listed", "watched"}

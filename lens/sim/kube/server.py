@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,6 +31,14 @@ from lens.sim.kube.store import Store
 log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
+
+
+class _HttpServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer (a watch it closed) is routine, not an error."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class KubeApiServer:
@@ -55,7 +64,7 @@ class KubeApiServer:
         self.api = Api(self.store, self.faults, bookmark_interval=bookmark_interval)
         self._token = token
         self._host = host
-        self._http = ThreadingHTTPServer((host, port), _handler_class(self))
+        self._http = _HttpServer((host, port), _handler_class(self))
         self._http.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -182,7 +182,7 @@ def _small_pods(rng: random.Random, gpus: int, pods: int, first: int) -> list[Wo
     return workloads
 
 
-def _mixed(name: str, nodes: int, pods: int, seed: int) -> Scenario:
+def mixed(name: str, nodes: int, pods: int, seed: int) -> Scenario:
     """A busy cluster: a third of the GPUs in 8-GPU training pods, the rest in small pods,
     so that `pods` pods fit the cluster with a little room to spare."""
     rng = random.Random(seed)
@@ -198,12 +198,12 @@ def _mixed(name: str, nodes: int, pods: int, seed: int) -> Scenario:
 
 def medium() -> Scenario:
     """100 nodes x 8 GPUs with about 500 GPU pods."""
-    return _mixed("medium", 100, 500, seed=100)
+    return mixed("medium", 100, 500, seed=100)
 
 
 def large() -> Scenario:
     """1,000 nodes x 8 GPUs with 5,000 GPU pods, for benchmarks."""
-    return _mixed("large", 1000, 5000, seed=1000)
+    return mixed("large", 1000, 5000, seed=1000)
 
 
 PRESETS = {"small": small, "medium": medium, "large": large}
