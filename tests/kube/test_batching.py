@@ -1,0 +1,83 @@
+"""The writer hands changes on in order, in batches, and retries a failed batch whole."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from lens.kube.batching import Batch, ChangeBatcher
+from lens.kube.cache import Change, ChangeType
+from lens.kube.resources import Kind
+from lens.runtime.backoff import Backoff
+
+JOBS = Kind(api_version="batch/v1", kind="Job", plural="jobs", namespaced=True)
+
+
+def _change(name: str) -> Change:
+    return Change(type=ChangeType.ADDED, object={"metadata": {"name": name}}, old=None)
+
+
+def _names(batch: Batch) -> list[str]:
+    return [c.object["metadata"]["name"] for c in batch.pods]
+
+
+def test_batches_keep_the_order_and_their_size_limit() -> None:
+    seen: list[Batch] = []
+    batcher = ChangeBatcher(seen.append, max_changes=3)
+    for i in range(7):
+        batcher.add_pods([_change(f"p{i}")])
+    batcher.pods_listed()
+    batcher.add_workloads(JOBS, [_change("j0")])
+    batcher.kind_listed(JOBS)
+    assert batcher.pending == 8
+    batcher.start()
+    try:
+        while not batcher.idle():
+            threading.Event().wait(0.01)
+    finally:
+        batcher.stop()
+    assert [_names(b) for b in seen] == [["p0", "p1", "p2"], ["p3", "p4", "p5"], ["p6"]]
+    assert seen[2].pods_listed and [k.kind for k in seen[2].kinds_listed] == ["Job"]
+    assert [(k.kind, c.object["metadata"]["name"]) for k, c in seen[2].workloads] == [("Job", "j0")]
+    assert all(len(b.enqueued) == len(b) for b in seen)
+    assert batcher.pending == 0
+
+
+def test_a_failed_batch_is_offered_again_with_what_came_meanwhile(
+    eventually: Callable[..., None],
+) -> None:
+    seen: list[list[str]] = []
+    failures: list[BaseException] = []
+    outage = threading.Event()
+    outage.set()
+
+    def sink(batch: Batch) -> None:
+        if outage.is_set():
+            raise ConnectionError("database down")
+        seen.append(_names(batch))
+
+    batcher = ChangeBatcher(
+        sink,
+        max_changes=100,
+        backoff=Backoff(initial=0.01, maximum=0.05),
+        on_failure=failures.append,
+    )
+    batcher.start()
+    try:
+        batcher.add_pods([_change("a"), _change("b")])
+        eventually(lambda: len(failures) >= 2)
+        batcher.add_pods([_change("c")])
+        eventually(lambda: len(failures) >= 3)
+        assert batcher.pending == 3 and not batcher.idle()
+        outage.clear()
+        eventually(batcher.idle)
+    finally:
+        batcher.stop()
+    assert [name for names in seen for name in names] == ["a", "b", "c"]
+
+
+def test_stop_ends_a_writer_waiting_for_work() -> None:
+    batcher = ChangeBatcher(lambda batch: None, max_changes=10)
+    batcher.start()
+    batcher.stop(timeout=2)
+    assert batcher.idle()
