@@ -7,6 +7,7 @@ command that needs them, so `lens --help` stays fast; a test guards that.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Annotated, NoReturn
 
 import typer
@@ -28,7 +29,12 @@ docs_app = typer.Typer(help="Generate reference documents.", no_args_is_help=Tru
 sim_app = typer.Typer(
     help="Simulators for tests and demos (never for production).", no_args_is_help=True
 )
+controller_app = typer.Typer(
+    help="Run the controller (no subcommand), or undo what it did to the cluster.",
+    invoke_without_command=True,
+)
 app.add_typer(config_app, name="config")
+app.add_typer(controller_app, name="controller")
 app.add_typer(db_app, name="db")
 app.add_typer(docs_app, name="docs")
 app.add_typer(sim_app, name="sim")
@@ -46,6 +52,20 @@ ConfigOption = Annotated[
 
 def _fail(kind: str, message: str, code: int) -> NoReturn:
     typer.echo(f"lens: {kind}: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _run_role(run: Callable[[config_module.Config], int], cfg: config_module.Config) -> NoReturn:
+    """Configure logging, run a long-running role and exit with its code (or a one-line error)."""
+    from lens.runtime import logging as lens_logging
+
+    lens_logging.configure(cfg.logging)
+    try:
+        code = run(cfg)
+    except errors.ConfigError as exc:
+        _fail("config error", str(exc), errors.EXIT_CONFIG)
+    except errors.StoreError as exc:
+        _fail("store error", str(exc), errors.EXIT_FATAL)
     raise typer.Exit(code)
 
 
@@ -139,16 +159,21 @@ def docs_metrics() -> None:
     defaults = config_module.Config()
     runtime = kit.build("docs", server=defaults.server, service=defaults.service)
     from lens.containers import receiving, shipping
+    from lens.kube import syncmetrics
     from lens.runtime.selfmetrics import SelfMetrics
 
     agent_events, jobs_events = SelfMetrics(process=False), SelfMetrics(process=False)
+    controller = SelfMetrics(process=False)
     shipping.ShipperMetrics(agent_events)
     receiving.ReceiverMetrics(jobs_events)
+    syncmetrics.SyncMetrics(controller)
+    controller.gauge(*syncmetrics.LEADER_GAUGE)
     sections = [
         ("Runtime (every role)", runtime.metrics.declared),
         *collectors.metric_docs(),
         ("Node agent: container events", agent_events.declared),
         ("Jobs: container event server", jobs_events.declared),
+        ("Controller", controller.declared),
     ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)
 
@@ -204,21 +229,54 @@ def jobs_command(
     import dataclasses
 
     from lens.roles.jobs import main as jobs_main
-    from lens.runtime import logging as lens_logging
 
     cfg = _load(config)
     if port is not None:
         cfg = dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, port=port))
     if grpc_port is not None:
         cfg = dataclasses.replace(cfg, jobs=dataclasses.replace(cfg.jobs, grpc_port=grpc_port))
-    lens_logging.configure(cfg.logging)
+    _run_role(jobs_main.run, cfg)
+
+
+@controller_app.callback()
+def controller_command(
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port of /metrics and health (overrides server.port).")
+    ] = None,
+) -> None:
+    """Run the controller: GPU pods and their workloads from the Kubernetes API into the store."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import dataclasses
+
+    from lens.roles.controller import main as controller_main
+
+    cfg = _load(config)
+    if port is not None:
+        cfg = dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, port=port))
+    _run_role(controller_main.run, cfg)
+
+
+@controller_app.command("release-finalizers")
+def release_finalizers_command(config: ConfigOption = None) -> None:
+    """Remove every Lens finalizer from the cluster (the uninstall path; stop the controller
+    first, or it adds them back)."""
+    from lens.kube import clients, uninstall
+
+    cfg = _load(config)
     try:
-        code = jobs_main.run(cfg)
+        with clients.connect(cfg.kube) as api:
+            released = uninstall.release_all(api)
     except errors.ConfigError as exc:
         _fail("config error", str(exc), errors.EXIT_CONFIG)
-    except errors.StoreError as exc:
-        _fail("store error", str(exc), errors.EXIT_FATAL)
-    raise typer.Exit(code)
+    except (errors.LensError, OSError) as exc:
+        _fail("release-finalizers", str(exc), errors.EXIT_FATAL)
+    for item in released:
+        where = f"{item.namespace}/{item.name}" if item.namespace else item.name
+        typer.echo(f"released {item.kind} {where}")
+    typer.echo(f"{len(released)} finalizer(s) released")
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

@@ -315,3 +315,31 @@ def test_gpus_on_a_node_without_gpus_exits_1(tmp_path: Path) -> None:
     result = _lens("gpus", "--host-root", str(tmp_path))
     assert result.returncode == 1
     assert result.stderr.strip() == f"lens: nothing found: no GPUs under {tmp_path}"
+
+
+def test_controller_release_finalizers_on_a_simulated_cluster(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    with _sim_kube(kubeconfig) as process:
+        assert process.stdout is not None
+        process.stdout.readline()
+        process.stdout.readline()
+        _with_client(
+            kubeconfig,
+            "body = {'metadata': {'name': 'held', 'finalizers': ['lens.dev/gpu-workload']}}\n"
+            "kubernetes.client.CoreV1Api().create_namespaced_config_map('default', body)",
+        )
+        env = {"LENS_KUBE__SOURCE": "kubeconfig", "LENS_KUBE__KUBECONFIG": str(kubeconfig)}
+        result = _lens("controller", "release-finalizers", env=env)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == [
+            "released ConfigMap default/held",
+            "1 finalizer(s) released",
+        ]
+
+
+def test_controller_without_a_usable_kubeconfig_is_a_config_error(tmp_path: Path) -> None:
+    env = {"LENS_KUBE__SOURCE": "kubeconfig", "LENS_KUBE__KUBECONFIG": str(tmp_path / "none")}
+    for args in (("controller",), ("controller", "release-finalizers")):
+        result = _lens(*args, env={**env, "LENS_SERVICE__DATA_DIR": str(tmp_path)})
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith("lens: config error: config: kube.kubeconfig:")

@@ -14,7 +14,7 @@ import peewee
 from lens.containers.receiving import EventReceiver, ReceiverMetrics, TokenCheck
 from lens.containers.recording import EventRecorder
 from lens.proto._generated.lens.v1 import events_pb2_grpc
-from lens.runtime import errors, grpcserver, kit, settings, tokenfile
+from lens.runtime import grpcserver, kit, settings, tokenfile
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config, JobsConfig
 from lens.store import database, migrating
@@ -32,13 +32,7 @@ class Jobs:
 def _token(cfg: JobsConfig) -> TokenCheck | None:
     if not cfg.token_file:
         return None
-    tokens = tokenfile.TokenFile(cfg.token_file)
-    try:
-        tokens.read()
-    except errors.SourceError as exc:
-        raise errors.ConfigError(
-            source="config", key="jobs.token_file", expected=f"a readable file ({exc})"
-        ) from exc
+    tokens = tokenfile.configured(cfg.token_file, key="jobs.token_file")
     return TokenCheck(tokens.read)
 
 

@@ -1,0 +1,210 @@
+"""`lens controller` as a whole: two replicas elect one leader that writes the scenario's pods
+and workloads; when it stops, the other takes over within a lease period and carries on."""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lens.roles.controller import main as controller_main
+from lens.runtime.clock import SystemClock
+from lens.runtime.config import Config, DatabaseConfig, ServerConfig
+from lens.runtime.kubesections import ControllerConfig, KubeConfig
+from lens.sim.kube.server import KubeApiServer
+from lens.sim.scenario import manifests, spec
+from lens.sim.scenario.player import ScenarioPlayer
+from lens.store import database, models
+
+pytestmark = pytest.mark.slow_timeout
+
+LEASE_SECONDS = 2.0
+
+
+class Running:
+    def __init__(self, controller: controller_main.Controller) -> None:
+        self.controller = controller
+        self._thread = threading.Thread(target=controller.kit.service.run, daemon=True)
+        self._thread.start()
+        assert controller.kit.service.started.wait(10)
+
+    @property
+    def leading(self) -> bool:
+        return self.controller.fleet.leading
+
+    def ready(self) -> int:
+        port = self.controller.kit.http.port
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as exc:
+            return int(exc.code)
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self.controller.kit.service.request_stop("test over")
+            self._thread.join(20)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[KubeApiServer, Path]]:
+    kube = KubeApiServer(bookmark_interval=0.5, history_size=10_000).start()
+    kube.create(manifests.namespace("lens"))
+    yield kube, kube.write_kubeconfig(tmp_path / "kubeconfig")
+    kube.stop()
+
+
+@pytest.fixture
+def start(
+    cluster: tuple[KubeApiServer, Path], empty_database_url: str
+) -> Iterator[Callable[[str], Running]]:
+    started: list[Running] = []
+
+    def make(identity: str) -> Running:
+        config = Config(
+            database=DatabaseConfig(url=empty_database_url),
+            server=ServerConfig(host="127.0.0.1", port=0),
+            kube=KubeConfig(source="kubeconfig", kubeconfig=str(cluster[1]), stall_seconds=10),
+            controller=ControllerConfig(
+                identity=identity,
+                lease_duration_seconds=LEASE_SECONDS,
+                kubelet_service_interval_seconds=1,
+            ),
+        )
+        running = Running(controller_main.build(config, handle_signals=False))
+        started.append(running)
+        return running
+
+    yield make
+    for running in started:
+        running.stop()
+
+
+def _workload_names(db_url: str) -> set[str]:
+    return {w.name for w in models.GpuWorkload.select()}
+
+
+def test_one_leader_writes_and_a_follower_takes_over(
+    cluster: tuple[KubeApiServer, Path],
+    start: Callable[[str], Running],
+    eventually: Callable[..., None],
+) -> None:
+    kube, _ = cluster
+    player = ScenarioPlayer(spec.small(), kube, clock=SystemClock()).load()
+    first = start("replica-a")
+    eventually(lambda: first.leading, timeout=10)
+    second = start("replica-b")
+    db = first.controller.db
+    with database.session(db):
+        eventually(
+            lambda: "llama-pretrain" in {w.name for w in models.GpuWorkload.select()}, timeout=20
+        )
+    eventually(lambda: first.ready() == 200, timeout=15)
+    eventually(lambda: second.ready() == 200, timeout=15)  # a follower is ready: it stands by
+    assert not second.leading
+    began = time.monotonic()
+    first.stop()
+    eventually(lambda: second.leading, timeout=LEASE_SECONDS * 3)
+    assert time.monotonic() - began < LEASE_SECONDS * 2
+    job = kube.resource("batch/v1", "Job")
+    kube.create(manifests.controller("Job", "batch/v1", "after-handover", "ml", {"template": {}}))
+    # the follower-turned-leader writes what happens from now on
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "after-handover-0",
+            "namespace": "ml",
+            "ownerReferences": [manifests.owner(kube.store.get(job, "ml", "after-handover"))],
+        },
+        "spec": {
+            "nodeName": player.scenario.node_names[0],
+            **manifests.pod_template("after", gpus=1, resource="amd.com/gpu")["spec"],
+        },
+        "status": {"phase": "Running"},
+    }
+    kube.create(pod)
+    with database.session(second.controller.db):
+        eventually(
+            lambda: "after-handover" in {w.name for w in models.GpuWorkload.select()}, timeout=20
+        )
+
+
+def test_the_leader_lists_every_node_for_prometheus(
+    cluster: tuple[KubeApiServer, Path],
+    start: Callable[[str], Running],
+    eventually: Callable[..., None],
+) -> None:
+    kube, _ = cluster
+    ScenarioPlayer(spec.small(), kube, clock=SystemClock()).load()
+    running = start("replica-a")
+    slices = kube.resource("discovery.k8s.io/v1", "EndpointSlice")
+
+    def listed() -> list[str]:
+        try:
+            found = kube.store.get(slices, "kube-system", "lens-kubelet-ipv4-0")
+        except Exception:  # not written yet
+            return []
+        return [e["nodeName"] for e in found["endpoints"]]
+
+    eventually(lambda: listed() == ["gpu-node-0000", "gpu-node-0001"], timeout=15)
+    kube.create(manifests.node("gpu-node-0002", model="MI300X", gpus=8, address="192.168.0.9"))
+    eventually(lambda: len(listed()) == 3, timeout=15)
+    assert running.leading
+
+
+def test_clusters_named_in_the_secret_are_stored_under_their_names(
+    cluster: tuple[KubeApiServer, Path],
+    empty_database_url: str,
+    tmp_path: Path,
+    eventually: Callable[..., None],
+) -> None:
+    import base64
+
+    home, kubeconfig = cluster
+    ScenarioPlayer(spec.small(), home, clock=SystemClock()).load()
+    with KubeApiServer(bookmark_interval=0.5) as east:
+        ScenarioPlayer(spec.small(), east, clock=SystemClock()).load()
+        text = east.write_kubeconfig(tmp_path / "east").read_text()
+        home.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "clusters", "namespace": "lens"},
+                "data": {"east": base64.b64encode(text.encode()).decode()},
+            }
+        )
+        config = Config(
+            database=DatabaseConfig(url=empty_database_url),
+            server=ServerConfig(host="127.0.0.1", port=0),
+            kube=KubeConfig(source="kubeconfig", kubeconfig=str(kubeconfig), stall_seconds=10),
+            controller=ControllerConfig(
+                leader_election=False,
+                kubelet_service="",
+                clusters_secret="lens/clusters",
+                clusters_refresh_seconds=1,
+            ),
+        )
+        running = Running(controller_main.build(config, handle_signals=False))
+        try:
+            db = running.controller.db
+
+            def clusters() -> set[str]:
+                with database.session(db):
+                    return {
+                        w.cluster for w in models.GpuWorkload.select(models.GpuWorkload.cluster)
+                    }
+
+            eventually(lambda: clusters() == {"default", "east"}, timeout=20)
+            with database.session(db):
+                per_cluster = {
+                    name: models.GpuPod.select().where(models.GpuPod.cluster == name).count()
+                    for name in ("default", "east")
+                }
+            assert per_cluster["default"] > 0 and per_cluster["east"] > 0
+        finally:
+            running.stop()
