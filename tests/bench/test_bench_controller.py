@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow_timeout
+
+
+def test_the_controller_benchmark_prints_rates_latency_memory_and_releases() -> None:
+    command = [
+        *(sys.executable, "-m", "bench", "controller"),
+        *("--pods", "300", "--churn", "300", "--baseline-churn", "30"),
+        *("--latency-seconds", "0.5", "--jobs", "3"),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    lens = figures["lens"]
+    assert lens["pods"] == 300 and lens["sustained"]["committed"] >= 300
+    assert lens["sustained"]["events_per_second"] > 0
+    assert lens["latency_at_100_per_second"]["changes"] == 50
+    assert lens["finalizer_release"]["jobs"] == 3
+    assert lens["rss_mib"]["after_listing"] > 0
+    assert figures["original_way"]["changes"] == 30
+    assert figures["ratio_events_per_second"] > 0
