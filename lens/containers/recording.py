@@ -121,7 +121,7 @@ class EventRecorder:
         events = [r for r in records if isinstance(r, ContainerEvent)]
         devices = self._stored_devices.changes(events)
         committed = database.idempotent_transaction(
-            self._db, lambda: self._write(node, boot_id, records, events, devices, through)
+            self._db, lambda: self._write(node, boot_id, records, devices, through)
         )
         self._stored_devices.remember(devices.to_store)
         return committed
@@ -131,15 +131,22 @@ class EventRecorder:
         node: str,
         boot_id: str,
         records: Sequence[Record],
-        events: Sequence[ContainerEvent],
         devices: DeviceChanges,
         through: int,
     ) -> Committed:
-        new_events = self._write_events(node, events, devices)
-        closed = 0
+        # Applied in sequence order: an inventory judges only the containers told of before it
+        # (one told of after it in the same batch was created after its listing).
+        new_events = closed = 0
+        told: list[ContainerEvent] = []
         for record in records:
             if isinstance(record, Inventory):
+                new_events += self._write_events(node, told)
+                told = []
                 closed += self._close_missing(node, record)
+            else:
+                told.append(record)
+        new_events += self._write_events(node, told)
+        self._write_devices(devices)
         now = datetime.datetime.now(datetime.UTC)
         upserting.upsert(
             models.EventStream,
@@ -156,21 +163,21 @@ class EventRecorder:
         )
         return Committed(events=new_events, closed=closed)
 
-    def _write_events(
-        self, node: str, events: Sequence[ContainerEvent], devices: DeviceChanges
-    ) -> int:
+    def _write_events(self, node: str, events: Sequence[ContainerEvent]) -> int:
         if not events:
             return 0
         cluster = self._cluster
         upserting.upsert(models.NodeContainer, [container_row(cluster, node, e) for e in events])
-        for event in devices.replaced:
-            self._drop_other_devices(event)
-        rows = [row for e in devices.to_store for row in device_rows(cluster, e)]
-        upserting.insert_new(models.NodeContainerDevice, rows)
         return upserting.insert_new(
             models.NodeContainerEvent,
             [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
         )
+
+    def _write_devices(self, devices: DeviceChanges) -> None:
+        for event in devices.replaced:
+            self._drop_other_devices(event)
+        rows = [row for e in devices.to_store for row in device_rows(self._cluster, e)]
+        upserting.insert_new(models.NodeContainerDevice, rows)
 
     def _drop_other_devices(self, event: ContainerEvent) -> None:
         """Delete the container's device rows that its event no longer lists."""

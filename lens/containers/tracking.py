@@ -95,8 +95,9 @@ class ContainerTracker:
 
     def resync(self, reader: ContainerReader, *, now: float) -> None:
         """Report what events missed, then the Inventory of live containers."""
-        # Listed under the lock: an event applied between the listing and its use would be
-        # undone by the older listing.
+        # Listed and told under the lock: an event applied between the listing and its use
+        # would be undone by the older listing, and a creation told before the inventory that
+        # lacks it would be closed by it.
         with self._lock:
             records = reader.list_containers()
             tasks = reader.list_tasks()
@@ -110,7 +111,7 @@ class ContainerTracker:
             for gone in [cid for cid in self._live if cid not in listed]:
                 self._deleted(gone, now)
             ids = tuple(sorted(self._live))
-        self._emit(Inventory(source=self.source, time=now, container_ids=ids))
+            self._emit(Inventory(source=self.source, time=now, container_ids=ids))
 
     def _reconcile(self, container: Container) -> None:
         known = self._live.get(container.id)

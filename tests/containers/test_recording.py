@@ -118,3 +118,24 @@ def test_devices_are_written_once_per_container_and_again_when_they_change(
     again.commit(node="n1", boot_id="b1", records=[regrouped], through=3)
     devices = sorted((d.device_type, d.device_uuid) for d in models.NodeContainerDevice.select())
     assert devices == [("ib", "n0")], "the GPU it no longer holds is gone"
+
+
+def test_an_inventory_judges_only_the_containers_told_of_before_it(db: peewee.Database) -> None:
+    recorder = EventRecorder(db, cluster="c1")
+    listed_before_a = Inventory(source=Source.CONTAINERD, time=1.5, container_ids=())
+    batch = [
+        listed_before_a,
+        _event(EventType.CREATED, "a", 2.0, "Created"),
+        _event(EventType.STARTED, "a", 3.0, "Running"),
+    ]
+    assert recorder.commit(node="n1", boot_id="boot", records=batch, through=3).closed == 0
+    (row,) = models.NodeContainer.select()
+    assert row.status == "Running"
+    recorder.commit(
+        node="n1",
+        boot_id="boot",
+        records=[_event(EventType.DELETED, "a", 4.0, "Deleted")],
+        through=4,
+    )
+    kinds = sorted(e.event_type for e in models.NodeContainerEvent.select())
+    assert kinds == ["Created", "Deleted", "Running"]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 from lens.containers.model import ContainerEvent, EventType, Inventory, Record, Source
 from lens.containers.records import ContainerRecord, RuntimeEvent, TaskRecord
@@ -201,3 +202,45 @@ def test_an_oom_kill_told_after_the_exit_keeps_the_exit_status() -> None:
         ("exited", "Exit"),
         ("oom_killed", "Exit"),
     ]
+
+
+class CreatedDuringAResync(Runtime):
+    """A container created (and its event handled on another thread) while a resync lists."""
+
+    def __init__(self, tracker: ContainerTracker) -> None:
+        super().__init__()
+        self.tracker = tracker
+        self.handler: threading.Thread | None = None
+        self.handler_read = threading.Event()
+
+    def list_tasks(self) -> dict[str, TaskRecord]:
+        self.add("late")
+        created = RuntimeEvent(topic="/containers/create", container_id="late", time=11.0)
+        self.handler = threading.Thread(target=self.tracker.handle, args=(created, self))
+        self.handler.start()
+        return super().list_tasks()
+
+    def get_container(self, container_id: str) -> ContainerRecord | None:
+        self.handler_read.set()
+        return super().get_container(container_id)
+
+
+def test_a_creation_handled_during_a_resync_is_told_after_the_inventory_that_lacks_it() -> None:
+    out: list[Record] = []
+    table = {(226, 128): GPU}
+
+    def emit(record: Record) -> None:
+        if isinstance(record, Inventory):
+            # Give the handler its chance to tell of "late" before the inventory is told.
+            runtime.handler_read.wait(timeout=1.0)
+        out.append(record)
+
+    tracker = ContainerTracker(
+        source=Source.CONTAINERD, lookup=lambda a, b: table.get((a, b)), emit=emit
+    )
+    runtime = CreatedDuringAResync(tracker)
+    tracker.resync(runtime, now=10.5)
+    assert runtime.handler is not None
+    runtime.handler.join()
+    kinds = [("inventory", r.container_ids) if isinstance(r, Inventory) else r.type for r in out]
+    assert kinds == [("inventory", ()), EventType.CREATED]
