@@ -1,6 +1,8 @@
 """Changes from the reflectors, queued in order and handed to one writer thread in batches.
 
-Reflector threads only append (watching never waits for the database). The writer takes what
+Reflector threads append; once `max_pending` changes wait, they wait for room, so a burst or
+a database outage holds at most that many changes in memory and the rest stays in the watch
+streams (the API server's buffers, then a resumed watch or a relist). The writer takes what
 has gathered, up to `max_changes`, and hands it to the sink as one Batch; when the sink fails
 (the database is down) the same batch is offered again after a backoff, with what arrived
 meanwhile appended: nothing is dropped and the order is kept.
@@ -58,18 +60,22 @@ class ChangeBatcher:
         sink: Sink,
         *,
         max_changes: int,
+        max_pending: int,
         backoff: Backoff | None = None,
         on_failure: Failed | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._sink = sink
         self._max = max_changes
+        self._max_pending = max(max_pending, max_changes)
         self._backoff = backoff or Backoff(initial=0.2, maximum=10.0)
         self._on_failure = on_failure
         self._monotonic = monotonic
         self._items: deque[_Item] = deque()
         self._changes = 0
-        self._wake = threading.Condition()
+        lock = threading.Lock()
+        self._wake = threading.Condition(lock)  # the writer waits for changes
+        self._room = threading.Condition(lock)  # reflectors wait for room
         self._stop = False
         self._busy = False
         self._thread: threading.Thread | None = None
@@ -90,6 +96,9 @@ class ChangeBatcher:
 
     def _put(self, item: _Item) -> None:
         with self._wake:
+            # Markers (listed) never wait: they carry no object, and the writer may add them.
+            while item.size and self._changes >= self._max_pending and not self._stop:
+                self._room.wait()
             self._items.append(item)
             self._changes += item.size
             self._wake.notify()
@@ -114,6 +123,7 @@ class ChangeBatcher:
         with self._wake:
             self._stop = True
             self._wake.notify()
+            self._room.notify_all()
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -136,6 +146,7 @@ class ChangeBatcher:
                     self._busy = False
             with self._wake:
                 self._changes -= sum(item.size for item in taken)
+                self._room.notify_all()
             self._backoff.reset()
 
     def _take(self) -> list[_Item]:

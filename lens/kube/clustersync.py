@@ -57,6 +57,7 @@ class ClusterSync:
         self.batcher = ChangeBatcher(
             self._write,
             max_changes=config.batch_changes,
+            max_pending=config.pending_changes,
             on_failure=lambda exc: metrics.write_errors.labels(cluster).inc(),
         )
         self.nodes = Reflector(

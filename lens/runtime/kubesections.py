@@ -80,6 +80,13 @@ class ControllerConfig:
     batch_changes: int = setting(
         1000, "Most changes written in one transaction.", minimum=1, maximum=100_000
     )
+    pending_changes: int = setting(
+        4000,
+        "Most changes waiting for the writer; beyond it watches pause (memory stays bounded "
+        "during a burst or a database outage). At least batch_changes.",
+        minimum=1,
+        maximum=1_000_000,
+    )
     finalizer_kinds: tuple[str, ...] = setting(
         (),
         "Workload kinds (e.g. PyTorchJob, Job) that get Lens's finalizer, so their final state "

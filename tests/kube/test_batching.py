@@ -23,7 +23,7 @@ def _names(batch: Batch) -> list[str]:
 
 def test_batches_keep_the_order_and_their_size_limit() -> None:
     seen: list[Batch] = []
-    batcher = ChangeBatcher(seen.append, max_changes=3)
+    batcher = ChangeBatcher(seen.append, max_changes=3, max_pending=100)
     for i in range(7):
         batcher.add_pods([_change(f"p{i}")])
     batcher.pods_listed()
@@ -59,6 +59,7 @@ def test_a_failed_batch_is_offered_again_with_what_came_meanwhile(
     batcher = ChangeBatcher(
         sink,
         max_changes=100,
+        max_pending=100,
         backoff=Backoff(initial=0.01, maximum=0.05),
         on_failure=failures.append,
     )
@@ -77,7 +78,46 @@ def test_a_failed_batch_is_offered_again_with_what_came_meanwhile(
 
 
 def test_stop_ends_a_writer_waiting_for_work() -> None:
-    batcher = ChangeBatcher(lambda batch: None, max_changes=10)
+    batcher = ChangeBatcher(lambda batch: None, max_changes=10, max_pending=10)
     batcher.start()
     batcher.stop(timeout=2)
     assert batcher.idle()
+
+
+def test_reflectors_wait_for_room_once_max_pending_changes_wait(
+    eventually: Callable[..., None],
+) -> None:
+    seen: list[list[str]] = []
+    writing = threading.Event()
+
+    def sink(batch: Batch) -> None:
+        writing.wait()
+        seen.append(_names(batch))
+
+    batcher = ChangeBatcher(sink, max_changes=2, max_pending=4)
+    batcher.start()
+    adding = threading.Thread(
+        target=lambda: [batcher.add_pods([_change(f"p{i}")]) for i in range(8)]
+    )
+    try:
+        adding.start()
+        eventually(lambda: batcher.pending == 4)
+        batcher.pods_listed()  # a marker never waits
+        assert adding.is_alive() and batcher.pending == 4
+        writing.set()
+        adding.join(timeout=10)
+        eventually(batcher.idle)
+    finally:
+        writing.set()
+        batcher.stop()
+    assert [name for names in seen for name in names] == [f"p{i}" for i in range(8)]
+
+
+def test_stop_releases_a_reflector_waiting_for_room() -> None:
+    batcher = ChangeBatcher(lambda batch: None, max_changes=1, max_pending=1)
+    batcher.add_pods([_change("a")])  # no writer running: the queue stays full
+    adding = threading.Thread(target=batcher.add_pods, args=([_change("b")],))
+    adding.start()
+    batcher.stop()
+    adding.join(timeout=10)
+    assert not adding.is_alive()

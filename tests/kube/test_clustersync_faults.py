@@ -32,6 +32,9 @@ pytestmark = pytest.mark.slow_timeout
 STEPS = (0, 100, 160, 400, 700, 950, 1300)
 WATCH = WatchSettings(stall_seconds=1.0, watch_timeout_seconds=30)
 SETTINGS: dict[str, Any] = {"finalizer_kinds": ("Job",), "finalizer_grace_seconds": 1.0}
+# The faulted run also writes in small batches with few changes waiting, so its watches pause
+# for the writer (most of all during the outage).
+SMALL_QUEUE: dict[str, Any] = {"batch_changes": 5, "pending_changes": 10}
 TABLES = (
     models.GpuPod,
     models.GpuPodEvent,
@@ -120,7 +123,7 @@ def test_faults_change_nothing_in_the_store(
     played = Played(db)
     kube, faults = played.kube, played.kube.faults
     try:
-        sync = played.sync(watch=WATCH, **SETTINGS)
+        sync = played.sync(watch=WATCH, **SETTINGS, **SMALL_QUEUE)
         for index, step in enumerate(STEPS):
             if index == 2:  # silent streams during the step
                 faults.stall_watches()
@@ -134,7 +137,7 @@ def test_faults_change_nothing_in_the_store(
                     time.sleep(0.05)
             if index == 4:  # killed mid-stream, started again
                 sync.stop()
-                sync = played.sync(watch=WATCH, **SETTINGS)
+                sync = played.sync(watch=WATCH, **SETTINGS, **SMALL_QUEUE)
             if index == 5 and db.__class__.__name__ == "PostgresqlDatabase":
                 outage = Outage(db)
                 outage.begin()
