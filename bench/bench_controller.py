@@ -99,9 +99,10 @@ class Latencies:
             self.committed += len(batch.pods)
 
 
-def _rss_mib() -> float:
+def _rss_mib(field: str = "VmRSS") -> float:
+    """The process's resident memory now (VmRSS) or at its peak so far (VmHWM)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return round(int(line.split()[1]) / 1024, 1)
     return float("nan")
 
@@ -150,7 +151,7 @@ def _lens(pods: int, churn: int, latency_seconds: float, jobs: int) -> dict[str,
         _caught_up(sync, api, 60)
         at_100 = list(latencies.seconds)
         release = _finalizers(world, jobs)
-        rss_end = _rss_mib()
+        rss_end, rss_peak = _rss_mib(), _rss_mib("VmHWM")
         sync.stop()
         api.close()
         database.close_all(db)
@@ -158,7 +159,7 @@ def _lens(pods: int, churn: int, latency_seconds: float, jobs: int) -> dict[str,
         "pods": pods,
         "gpu_pods_running": world.gpu_pods,
         "first_listing_seconds": round(listed_seconds, 2),
-        "rss_mib": {"before": rss_before, "after_listing": rss_listed, "at_end": rss_end},
+        "rss_mib": {"before": rss_before, "after_listing": rss_listed, "at_end": rss_end, "peak": rss_peak},
         "sustained": throughput,
         "latency_at_100_per_second": {
             "changes": len(at_100),

@@ -83,13 +83,19 @@ class ChangeBatcher:
     # -- from the reflectors ----------------------------------------------------------
 
     def add_pods(self, changes: list[Change]) -> None:
-        self._put(_Item(at=self._monotonic(), pods=tuple(changes)))
+        # A listing arrives as one list: queued in batch-sized parts, so that it too waits for
+        # room and the writer never holds more than a batch of it.
+        for start in range(0, len(changes), self._max):
+            part = tuple(changes[start : start + self._max])
+            self._put(_Item(at=self._monotonic(), pods=part))
 
     def pods_listed(self) -> None:
         self._put(_Item(at=self._monotonic(), pods_listed=True))
 
     def add_workloads(self, kind: Kind, changes: list[Change]) -> None:
-        self._put(_Item(at=self._monotonic(), workload_kind=kind, workloads=tuple(changes)))
+        for start in range(0, len(changes), self._max):
+            part = tuple(changes[start : start + self._max])
+            self._put(_Item(at=self._monotonic(), workload_kind=kind, workloads=part))
 
     def kind_listed(self, kind: Kind) -> None:
         self._put(_Item(at=self._monotonic(), kind_listed=kind))

@@ -121,3 +121,17 @@ def test_stop_releases_a_reflector_waiting_for_room() -> None:
     batcher.stop()
     adding.join(timeout=10)
     assert not adding.is_alive()
+
+
+def test_a_listing_is_queued_and_written_in_batch_sized_parts() -> None:
+    seen: list[list[str]] = []
+    batcher = ChangeBatcher(lambda batch: seen.append(_names(batch)), max_changes=3, max_pending=3)
+    batcher.start()
+    try:
+        batcher.add_pods([_change(f"p{i}") for i in range(7)])  # waits for room twice
+        batcher.pods_listed()
+        while not batcher.idle():
+            threading.Event().wait(0.01)
+    finally:
+        batcher.stop()
+    assert seen == [["p0", "p1", "p2"], ["p3", "p4", "p5"], ["p6"]]
