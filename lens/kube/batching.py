@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from lens.kube.cache import Change
 from lens.kube.resources import Kind
@@ -83,19 +83,21 @@ class ChangeBatcher:
     # -- from the reflectors ----------------------------------------------------------
 
     def add_pods(self, changes: list[Change]) -> None:
-        # A listing arrives as one list: queued in batch-sized parts, so that it too waits for
-        # room and the writer never holds more than a batch of it.
-        for start in range(0, len(changes), self._max):
-            part = tuple(changes[start : start + self._max])
+        for part in self._parts(changes):
             self._put(_Item(at=self._monotonic(), pods=part))
 
     def pods_listed(self) -> None:
         self._put(_Item(at=self._monotonic(), pods_listed=True))
 
     def add_workloads(self, kind: Kind, changes: list[Change]) -> None:
-        for start in range(0, len(changes), self._max):
-            part = tuple(changes[start : start + self._max])
+        for part in self._parts(changes):
             self._put(_Item(at=self._monotonic(), workload_kind=kind, workloads=part))
+
+    def _parts(self, changes: list[Change]) -> Iterator[tuple[Change, ...]]:
+        """A listing arrives as one list: queued in batch-sized parts, so that it too waits for
+        room and the writer never holds more than a batch of it."""
+        for start in range(0, len(changes), self._max):
+            yield tuple(changes[start : start + self._max])
 
     def kind_listed(self, kind: Kind) -> None:
         self._put(_Item(at=self._monotonic(), kind_listed=kind))
