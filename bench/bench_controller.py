@@ -159,7 +159,12 @@ def _lens(pods: int, churn: int, latency_seconds: float, jobs: int) -> dict[str,
         "pods": pods,
         "gpu_pods_running": world.gpu_pods,
         "first_listing_seconds": round(listed_seconds, 2),
-        "rss_mib": {"before": rss_before, "after_listing": rss_listed, "at_end": rss_end, "peak": rss_peak},
+        "rss_mib": {
+            "before": rss_before,
+            "after_listing": rss_listed,
+            "at_end": rss_end,
+            "peak": rss_peak,
+        },
         "sustained": throughput,
         "latency_at_100_per_second": {
             "changes": len(at_100),
