@@ -187,10 +187,11 @@ class ClusterSync:
     # -- the writer ---------------------------------------------------------------------
 
     def _write(self, batch: Batch) -> None:
-        self.pod_recorder.record(batch.pods)
+        gpu_pod_changes = self.pod_recorder.gpu_changes(batch.pods)
+        self.pod_recorder.record(gpu_pod_changes)
         if batch.pods_listed:
             self.pod_recorder.close_missing({uid_of(p) for p in self.pods.cache.objects()})
-        writes, digests = self._workload_writes(batch)
+        writes, digests = self._workload_writes(batch, gpu_pod_changes)
         self.workload_recorder.record(writes)
         for kind in batch.kinds_listed:
             cache = self.tree.cache_of(kind)
@@ -223,7 +224,9 @@ class ClusterSync:
         self._metrics.tracked.labels(self.cluster).set(len(self._tracked))
         self._metrics.pending.labels(self.cluster).set(self.batcher.pending)
 
-    def _workload_writes(self, batch: Batch) -> tuple[list[WorkloadWrite], dict[str, str]]:
+    def _workload_writes(
+        self, batch: Batch, gpu_pod_changes: list[Change]
+    ) -> tuple[list[WorkloadWrite], dict[str, str]]:
         """The workloads the batch touched, and each one's snapshot digest."""
         pods_of: dict[str, list[JsonObject]] = {}
 
@@ -233,10 +236,9 @@ class ClusterSync:
             return pods_of[uid]
 
         touched: dict[str, tuple[JsonObject, bool]] = {}
-        for change in batch.pods:
-            if self.pod_recorder.is_gpu_pod(change.object):
-                for owner in self.tree.ancestors(change.object):
-                    touched[uid_of(owner)] = (owner, False)
+        for change in gpu_pod_changes:
+            for owner in self.tree.ancestors(change.object):
+                touched[uid_of(owner)] = (owner, False)
         for _, change in batch.workloads:
             gone = change.type is ChangeType.DELETED
             touched[uid_of(change.object)] = (change.object, gone)

@@ -51,8 +51,12 @@ class GpuPodRecorder:
     def is_gpu_pod(self, pod: JsonObject) -> bool:
         return gpupods.gpu_count(pod, self._resources) > 0
 
-    def record(self, changes: Sequence[Change]) -> Recorded:
-        wanted = [c for c in changes if self.is_gpu_pod(c.object)]
+    def gpu_changes(self, changes: Sequence[Change]) -> list[Change]:
+        """The changes of GPU pods among `changes`: what `record` takes."""
+        return [c for c in changes if self.is_gpu_pod(c.object)]
+
+    def record(self, wanted: Sequence[Change]) -> Recorded:
+        """Store changes of GPU pods (found by gpu_changes, whose result the caller reuses)."""
         if not wanted:
             return Recorded(pods=0, events=0, snapshots=0)
         return database.idempotent_transaction(self._db, lambda: self._write(wanted))

@@ -118,13 +118,16 @@ def test_snapshots_only_on_meaningful_changes_and_bounded(db: peewee.Database) -
 
 def test_deletions_seen_and_missed_and_pods_without_gpus(db: peewee.Database) -> None:
     recorder = _recorder(db)
-    recorder.record(
-        [
-            Change(type=ChangeType.ADDED, object=_pod("seen", 1, phase="Running"), old=None),
-            Change(type=ChangeType.ADDED, object=_pod("missed", 2, phase="Running"), old=None),
-            Change(type=ChangeType.ADDED, object=_pod("cpu", 3, gpus=0), old=None),
-        ]
-    )
+    listed = [
+        Change(type=ChangeType.ADDED, object=_pod("seen", 1, phase="Running"), old=None),
+        Change(type=ChangeType.ADDED, object=_pod("missed", 2, phase="Running"), old=None),
+        Change(type=ChangeType.ADDED, object=_pod("cpu", 3, gpus=0), old=None),
+    ]
+    assert [c.object["metadata"]["uid"] for c in recorder.gpu_changes(listed)] == [
+        "seen",
+        "missed",
+    ]
+    recorder.record(recorder.gpu_changes(listed))
     gone = _pod("seen", 4, phase="Running")
     recorder.record([Change(type=ChangeType.DELETED, object=gone, old=gone)])
     assert recorder.close_missing({"seen"}) == 1  # "missed" is not in the listing
