@@ -93,7 +93,8 @@ class GpuPodRecorder:
         events = upserting.insert_new(
             models.GpuPodEvent, [row for c in changes for row in self._event_rows(c)]
         )
-        upserting.upsert(models.PodResource, [self._resource_row(c, now) for c in changes])
+        resources = [self._resource_row(c, row, now) for c, row in zip(changes, pods, strict=True)]
+        upserting.upsert(models.PodResource, resources)
         snapshots = self._write_snapshots(changes)
         return Recorded(pods=len(pods), events=events, snapshots=snapshots)
 
@@ -137,18 +138,21 @@ class GpuPodRecorder:
             for t in gpupods.transitions(change.old, change.object)
         ]
 
-    def _resource_row(self, change: Change, now: datetime.datetime) -> upserting.Row:
+    def _resource_row(
+        self, change: Change, pod_row: upserting.Row, now: datetime.datetime
+    ) -> upserting.Row:
+        """The pod_resources row, sharing what the gpu_pods row of the change already read."""
         pod = change.object
         end = gpupods.finished_at(pod) or gpupods.deleted_at(pod)
         if change.type is ChangeType.DELETED and end is None:
             end = now
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        node = str(pod_row["node_name"])
         return {
             "cluster": self._cluster,
-            "uid": str(gpupods.metadata(pod).get("uid")),
+            "uid": pod_row["uid"],
             "gpu_model": self._gpu_model(node) if node else "",
-            "gpu_allocated": gpupods.gpu_count(pod, self._resources),
-            "created_at": gpupods.created_at(pod) or now,
+            "gpu_allocated": pod_row["gpu_allocated"],
+            "created_at": pod_row["created_at"],
             "end_at": end,
         }
 
