@@ -17,6 +17,7 @@ import peewee
 
 from lens.runtime import errors
 from lens.store import database, models
+from lens.store.fields import UtcDateTimeField
 
 Row = Mapping[str, object]
 
@@ -219,17 +220,48 @@ def _write(
 
 
 def _copy_text(statement: _Statement, values: Sequence[tuple[object, ...]]) -> str | None:
-    """The rows in COPY's text format; None when a value has no plain text form here."""
-    converters: list[Callable[[object], object]] = [field.db_value for field in statement.fields]
-    lines: list[str] = []
+    """The rows in COPY's text format; None when a value has no plain text form here.
+
+    Built column by column: a column's values mostly share one type, so each column is checked
+    and formatted with one call per value at most, and each distinct time converted once."""
+    columns: list[list[str]] = []
+    for field, column in zip(statement.fields, zip(*values, strict=True), strict=True):
+        text = _column_text(field, column)
+        if text is None:
+            return None
+        columns.append(text)
+    return "\n".join(map("\t".join, zip(*columns, strict=True))) + "\n"
+
+
+def _column_text(field: peewee.Field[Any], column: tuple[object, ...]) -> list[str] | None:
+    """One column's values, converted as field.db_value does for the driver, as COPY text."""
+    kinds = set(map(type, column))
+    if isinstance(field, UtcDateTimeField):
+        # Rows written together mostly share a few times; converting is the costly part.
+        try:
+            texts = {value: _copy_cell(field.db_value(value)) for value in dict.fromkeys(column)}
+        except KeyError:
+            return None
+        return [texts[value] for value in column]
+    plain = _UNCONVERTED.get(type(field))
+    cells = column if plain is not None and kinds <= {plain, type(None)} else None
+    if cells is None:
+        cells = tuple(map(field.db_value, column))
+        kinds = set(map(type, cells))
+    if kinds == {str}:
+        strings: tuple[str, ...] = cells  # type: ignore[assignment]  # checked just above
+        joined = "".join(strings)
+        if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
+            return [value.translate(_COPY_ESCAPES) for value in strings]
+        return list(strings)
     try:
-        for row in values:
-            cells = [convert(value) for convert, value in zip(converters, row, strict=True)]
-            lines.append("\t".join([_COPY_FORMATS[type(cell)](cell) for cell in cells]))
+        return [_COPY_FORMATS[type(cell)](cell) for cell in cells]
     except KeyError:
         return None
-    lines.append("")
-    return "\n".join(lines)
+
+
+def _copy_cell(cell: object) -> str:
+    return _COPY_FORMATS[type(cell)](cell)
 
 
 def _copy_str(value: str) -> str:
@@ -245,6 +277,14 @@ _COPY_FORMATS: dict[type, Callable[[Any], str]] = {
     float: float.__repr__,
     datetime.datetime: lambda value: value.isoformat(sep=" "),
     str: _copy_str,
+}
+
+# peewee fields whose db_value hands values of this type to the driver unchanged.
+_UNCONVERTED: dict[type, type] = {
+    peewee.CharField: str,
+    peewee.TextField: str,
+    peewee.IntegerField: int,
+    peewee.BigIntegerField: int,
 }
 
 

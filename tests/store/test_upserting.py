@@ -146,6 +146,45 @@ def test_large_calls_write_the_same_rows_as_small_ones(db: peewee.Database) -> N
     assert models.GpuPod.select().where(models.GpuPod.phase == "Gone").count() == 240
 
 
+def test_large_calls_convert_values_as_small_ones_do(db: peewee.Database) -> None:
+    """COPY text is built column by column, each distinct time converted once: times in other
+    zones (the same instant twice among them), JSON documents, numbers given for text columns and
+    booleans for number columns must be stored as the VALUES path stores them."""
+    east = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
+    same_instant = (T0.astimezone(east), T0)
+
+    def row(cluster: str, i: int) -> dict[str, object]:
+        return {
+            "cluster": cluster,
+            "uid": f"w{i:04}",
+            "kind": "PyTorchJob",
+            "namespace": "team\ta" if i % 5 == 0 else "team-a",
+            "name": i,  # a number for a text column: stored as its text
+            "gpu_request": bool(i % 2),  # a boolean for a number column: stored as 0 or 1
+            "labels": {"app": f"tab\there {i}", "n": i} if i % 3 else None,
+            "created_at": same_instant[i % 2] + datetime.timedelta(seconds=i // 7),
+            "end_at": None if i % 4 else T1.astimezone(east),
+        }
+
+    count = upserting.COPY_MIN_ROWS + 10
+    assert upserting.insert_new(models.GpuWorkload, [row("big", i) for i in range(count)]) == count
+    for start in range(0, count, 50):
+        small = [row("small", i) for i in range(start, min(count, start + 50))]
+        upserting.insert_new(models.GpuWorkload, small)
+
+    def stored(cluster: str) -> list[tuple[object, ...]]:
+        table = models.GpuWorkload
+        return [
+            (w.uid, w.namespace, w.name, w.gpu_request, w.labels, w.created_at, w.end_at)
+            for w in table.select().where(table.cluster == cluster).order_by(table.uid)
+        ]
+
+    big = stored("big")
+    assert big == stored("small")
+    assert big[1] == ("w0001", "team-a", "1", 1, {"app": "tab\there 1", "n": 1}, T0, None)
+    assert big[0][1] == "team\ta" and big[0][4] is None and big[0][6] == T1
+
+
 def test_large_calls_keep_nulls(db: peewee.Database) -> None:
     event = models.NodeContainerEvent
     rows = [
