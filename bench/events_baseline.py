@@ -53,6 +53,7 @@ class OneByOne(events_pb2_grpc.ContainerEventsServicer):
     def __init__(self, db: peewee.Database) -> None:
         self._db = db
         self._lock = threading.Lock()
+        self._decoder = wire.Decoder()
 
     def Stream(  # the gRPC method's name
         self, request_iterator: Iterator[pb.EventBatch], context: grpc.ServicerContext
@@ -62,7 +63,7 @@ class OneByOne(events_pb2_grpc.ContainerEventsServicer):
             with self._lock, database.session(self._db):
                 for record in batch.records:
                     if record.WhichOneof("body") == "event":
-                        self._write(batch.node, wire.from_event(record.event))
+                        self._write(batch.node, self._decoder.event(record.event))
                     committed = max(committed, record.sequence)
             yield pb.Ack(boot_id=batch.boot_id, committed_sequence=committed)
 

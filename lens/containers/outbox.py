@@ -45,6 +45,7 @@ class Outbox:
         self._capacity = capacity
         self._time = wall_time
         self._journal = journal
+        self._encoder = wire.Encoder()
         self._entries: list[Entry] = []
         self._removed = 0  # positions cut from the front of _entries
         self._head = 0  # position of the oldest record held; those before are gone
@@ -65,9 +66,11 @@ class Outbox:
         return self._sequence
 
     def put(self, record: Record) -> None:
+        # Encoded before taking the lock, which the shipper needs to take batches out.
+        encoded = self._encoder.record(record, sequence=0, observed_at=self._time())
         with self._cond:
             self._sequence += 1
-            encoded = wire.to_record(record, sequence=self._sequence, observed_at=self._time())
+            encoded.sequence = self._sequence
             self._entries.append(Entry(boot_id=self.boot_id, record=encoded))
             if self._journal is not None:
                 self._journal.append(encoded)

@@ -129,6 +129,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         self._batch_records = batch_records
         self._token = token
         self._time = wall_time
+        self._decoder = wire.Decoder()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._committed: dict[tuple[str, str], int] = {}
 
@@ -210,11 +211,11 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             body = record.WhichOneof("body")
             try:
                 if body == "event":
-                    event = wire.from_event(record.event)
+                    event = self._decoder.event(record.event)
                     records.append(event)
                     received[event.source.value] += 1
                 elif body == "inventory":
-                    records.append(wire.from_inventory(record.inventory))
+                    records.append(self._decoder.inventory(record.inventory))
                 else:
                     raise wire.WireError("record without a body")
             except wire.WireError as exc:

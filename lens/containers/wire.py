@@ -11,6 +11,7 @@ from lens.containers.model import (
     Container,
     ContainerEvent,
     Device,
+    DeviceType,
     EventType,
     Inventory,
     Pod,
@@ -30,105 +31,161 @@ _TYPE_TO_WIRE = {
     EventType.OBSERVED: pb.EVENT_TYPE_OBSERVED,
 }
 _TYPE_FROM_WIRE = {v: k for k, v in _TYPE_TO_WIRE.items()}
-_DEVICE_TO_WIRE = {"gpu": pb.DEVICE_TYPE_GPU, "ib": pb.DEVICE_TYPE_RDMA}
+_DEVICE_TO_WIRE: dict[DeviceType, pb.DeviceType] = {
+    "gpu": pb.DEVICE_TYPE_GPU,
+    "ib": pb.DEVICE_TYPE_RDMA,
+}
+_DEVICE_FROM_WIRE: dict[int, DeviceType] = {v: k for k, v in _DEVICE_TO_WIRE.items()}
 
 
 class WireError(ValueError):
     """A record the server cannot use (unknown enum, missing body)."""
 
 
-def stamp(seconds: float) -> timestamp_pb2.Timestamp:
+def _set_time(field: timestamp_pb2.Timestamp, seconds: float) -> None:
     whole = int(seconds // 1)
-    return timestamp_pb2.Timestamp(seconds=whole, nanos=round((seconds - whole) * 1e9))
+    nanos = round((seconds - whole) * 1e9)
+    if nanos >= 1_000_000_000:  # a fraction that rounds up to the next second
+        whole, nanos = whole + 1, nanos - 1_000_000_000
+    field.seconds = whole
+    field.nanos = nanos
 
 
 def seconds_of(value: timestamp_pb2.Timestamp) -> float:
     return value.seconds + value.nanos / 1e9
 
 
-def to_record(record: Record, *, sequence: int, observed_at: float) -> pb.Record:
-    wire = pb.Record(sequence=sequence, observed_at=stamp(observed_at))
-    if isinstance(record, Inventory):
-        wire.inventory.source = _SOURCE_TO_WIRE[record.source]
-        wire.inventory.time.CopyFrom(stamp(record.time))
-        wire.inventory.container_ids.extend(record.container_ids)
-    else:
-        _fill_event(wire.event, record)
-    return wire
+class Encoder:
+    """Encodes records, the device list of a container once for all its events.
 
+    A container's events share its devices tuple (tracking.py replaces the container, not its
+    devices), so the encoded list is kept by the tuple's identity: the entry holds the tuple, so
+    its id cannot be reused while the entry lives. Safe to use from several threads.
+    """
 
-def _fill_event(wire: pb.ContainerEvent, event: ContainerEvent) -> None:
-    container = event.container
-    wire.type = _TYPE_TO_WIRE[event.type]
-    wire.source = _SOURCE_TO_WIRE[event.source]
-    wire.container_id = container.id
-    wire.container_name = container.name
-    if container.pod is not None:
-        wire.pod.uid = container.pod.uid
-        wire.pod.name = container.pod.name
-        wire.pod.namespace = container.pod.namespace
-    for device in container.devices:
-        wire.devices.add(
-            type=_DEVICE_TO_WIRE[device.type],
-            name=device.name,
-            number=device.number,
-            uuid=device.uuid,
-            path=device.path,
+    def __init__(self, capacity: int = 1024) -> None:
+        self._capacity = capacity
+        self._devices: dict[int, tuple[tuple[Device, ...], pb.DeviceList]] = {}
+
+    def record(self, record: Record, *, sequence: int, observed_at: float) -> pb.Record:
+        wire = pb.Record(sequence=sequence)
+        _set_time(wire.observed_at, observed_at)
+        if isinstance(record, Inventory):
+            wire.inventory.source = _SOURCE_TO_WIRE[record.source]
+            _set_time(wire.inventory.time, record.time)
+            wire.inventory.container_ids.extend(record.container_ids)
+        else:
+            self._fill_event(wire.event, record)
+        return wire
+
+    def _fill_event(self, wire: pb.ContainerEvent, event: ContainerEvent) -> None:
+        container = event.container
+        wire.type = _TYPE_TO_WIRE[event.type]
+        wire.source = _SOURCE_TO_WIRE[event.source]
+        wire.container_id = container.id
+        wire.container_name = container.name
+        if container.pod is not None:
+            wire.pod.uid = container.pod.uid
+            wire.pod.name = container.pod.name
+            wire.pod.namespace = container.pod.namespace
+        if container.devices:
+            wire.devices.CopyFrom(self._device_list(container.devices))
+        _set_time(wire.time, event.time)
+        _set_time(wire.created_at, container.created_at)
+        # Events after the exit (deletion, a resync) carry the container's exit code too.
+        exit_code = event.exit_code if event.exit_code is not None else container.exit_code
+        if exit_code is not None:
+            wire.exit_code = exit_code
+        wire.status = container.status
+
+    def _device_list(self, devices: tuple[Device, ...]) -> pb.DeviceList:
+        cached = self._devices.get(id(devices))
+        if cached is not None and cached[0] is devices:
+            return cached[1]
+        encoded = pb.DeviceList(
+            items=[
+                pb.Device(
+                    type=_DEVICE_TO_WIRE[d.type],
+                    name=d.name,
+                    number=d.number,
+                    uuid=d.uuid,
+                    path=d.path,
+                )
+                for d in devices
+            ]
         )
-    wire.time.CopyFrom(stamp(event.time))
-    wire.created_at.CopyFrom(stamp(container.created_at))
-    # Events after the exit (deletion, a resync) carry the container's exit code too.
-    exit_code = event.exit_code if event.exit_code is not None else container.exit_code
-    if exit_code is not None:
-        wire.exit_code = exit_code
-    wire.status = container.status
+        if len(self._devices) >= self._capacity:
+            self._devices.clear()
+        self._devices[id(devices)] = (devices, encoded)
+        return encoded
 
 
-def from_event(wire: pb.ContainerEvent) -> ContainerEvent:
-    """The event a record carries; WireError when it names an unknown type or source."""
-    kind = _TYPE_FROM_WIRE.get(wire.type)
-    source = _SOURCE_FROM_WIRE.get(wire.source)
-    if kind is None or source is None or not wire.container_id:
-        raise WireError(
-            f"event without type, source or container id (type {wire.type}, source {wire.source})"
+class Decoder:
+    """Decodes records; the device lists a node's events repeat are decoded once and shared.
+
+    A list is known by its encoded bytes (one call into the protobuf runtime), so whatever sent
+    it, equal lists become the same tuple. Not thread-safe: one per event loop.
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._capacity = capacity
+        self._devices: dict[bytes, tuple[Device, ...]] = {}
+
+    def event(self, wire: pb.ContainerEvent) -> ContainerEvent:
+        """The event a record carries; WireError when it names an unknown type or source."""
+        kind = _TYPE_FROM_WIRE.get(wire.type)
+        source = _SOURCE_FROM_WIRE.get(wire.source)
+        if kind is None or source is None or not wire.container_id:
+            raise WireError(
+                f"event without type, source or container id (type {wire.type}, "
+                f"source {wire.source})"
+            )
+        pod = None
+        if wire.HasField("pod"):
+            pod = Pod(uid=wire.pod.uid, name=wire.pod.name, namespace=wire.pod.namespace)
+        exit_code = wire.exit_code if wire.HasField("exit_code") else None
+        container = Container(
+            id=wire.container_id,
+            name=wire.container_name or wire.container_id,
+            pod=pod,
+            devices=self._device_tuple(wire.devices),
+            created_at=seconds_of(wire.created_at),
+            status=wire.status,
+            exit_code=exit_code,
         )
-    devices = tuple(
-        Device(
-            type="gpu" if d.type == pb.DEVICE_TYPE_GPU else "ib",
-            name=d.name,
-            number=d.number,
-            uuid=d.uuid,
-            path=d.path,
+        return ContainerEvent(
+            type=kind,
+            source=source,
+            container=container,
+            time=seconds_of(wire.time),
+            exit_code=exit_code,
         )
-        for d in wire.devices
-        if d.type in (pb.DEVICE_TYPE_GPU, pb.DEVICE_TYPE_RDMA)
-    )
-    pod = None
-    if wire.HasField("pod"):
-        pod = Pod(uid=wire.pod.uid, name=wire.pod.name, namespace=wire.pod.namespace)
-    exit_code = wire.exit_code if wire.HasField("exit_code") else None
-    container = Container(
-        id=wire.container_id,
-        name=wire.container_name or wire.container_id,
-        pod=pod,
-        devices=devices,
-        created_at=seconds_of(wire.created_at),
-        status=wire.status,
-        exit_code=exit_code,
-    )
-    return ContainerEvent(
-        type=kind,
-        source=source,
-        container=container,
-        time=seconds_of(wire.time),
-        exit_code=exit_code,
-    )
 
+    @staticmethod
+    def inventory(wire: pb.Inventory) -> Inventory:
+        source = _SOURCE_FROM_WIRE.get(wire.source)
+        if source is None:
+            raise WireError(f"inventory without a source ({wire.source})")
+        return Inventory(
+            source=source, time=seconds_of(wire.time), container_ids=tuple(wire.container_ids)
+        )
 
-def from_inventory(wire: pb.Inventory) -> Inventory:
-    source = _SOURCE_FROM_WIRE.get(wire.source)
-    if source is None:
-        raise WireError(f"inventory without a source ({wire.source})")
-    return Inventory(
-        source=source, time=seconds_of(wire.time), container_ids=tuple(wire.container_ids)
-    )
+    def _device_tuple(self, wire: pb.DeviceList) -> tuple[Device, ...]:
+        key = wire.SerializeToString()
+        devices = self._devices.get(key)
+        if devices is None:
+            devices = tuple(
+                Device(
+                    type=_DEVICE_FROM_WIRE[d.type],
+                    name=d.name,
+                    number=d.number,
+                    uuid=d.uuid,
+                    path=d.path,
+                )
+                for d in wire.items
+                if d.type in _DEVICE_FROM_WIRE
+            )
+            if len(self._devices) >= self._capacity:
+                self._devices.clear()
+            self._devices[key] = devices
+        return devices

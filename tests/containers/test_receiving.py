@@ -26,7 +26,7 @@ def _record(sequence: int, cid: str) -> pb.Record:
     event = ContainerEvent(
         type=EventType.STARTED, source=Source.CONTAINERD, container=container, time=float(sequence)
     )
-    return wire.to_record(event, sequence=sequence, observed_at=1.0)
+    return wire.Encoder().record(event, sequence=sequence, observed_at=1.0)
 
 
 def _metrics(running: object) -> bytes:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from lens.containers import wire
@@ -28,21 +30,23 @@ CONTAINER = Container(
 )
 
 
+def _event(kind: EventType, container: Container = CONTAINER, time: float = 1.0) -> ContainerEvent:
+    return ContainerEvent(type=kind, source=Source.CONTAINERD, container=container, time=time)
+
+
+def _through_the_wire(record: pb.Record) -> pb.Record:
+    return pb.Record.FromString(record.SerializeToString())
+
+
 def test_an_event_survives_the_wire() -> None:
-    event = ContainerEvent(
-        type=EventType.EXITED,
-        source=Source.CONTAINERD,
-        container=CONTAINER,
-        time=1787486864.3,
-        exit_code=137,
-    )
-    record = pb.Record.FromString(
-        wire.to_record(event, sequence=7, observed_at=1787486864.5).SerializeToString()
-    )
+    event = dataclasses.replace(_event(EventType.EXITED, time=1787486864.3), exit_code=137)
+    record = _through_the_wire(wire.Encoder().record(event, sequence=7, observed_at=1787486864.5))
     assert record.sequence == 7
-    back = wire.from_event(record.event)
+    assert wire.seconds_of(record.observed_at) == 1787486864.5
+    back = wire.Decoder().event(record.event)
     assert (back.type, back.source, back.exit_code) == (EventType.EXITED, Source.CONTAINERD, 137)
     assert back.time == pytest.approx(event.time, abs=1e-6)
+    assert back.container.created_at == 1787486000.25
     assert back.container.devices == CONTAINER.devices
     assert (back.container.pod, back.container.name, back.container.status) == (
         CONTAINER.pod,
@@ -51,21 +55,74 @@ def test_an_event_survives_the_wire() -> None:
     )
 
 
-def test_a_deletion_carries_the_exit_code_of_the_container() -> None:
-    event = ContainerEvent(
-        type=EventType.DELETED, source=Source.CONTAINERD, container=CONTAINER, time=1.0
+def test_a_container_without_pod_or_devices_survives_the_wire() -> None:
+    bare = dataclasses.replace(CONTAINER, pod=None, devices=(), exit_code=None, status="Running")
+    record = _through_the_wire(
+        wire.Encoder().record(_event(EventType.STARTED, bare), sequence=1, observed_at=1)
     )
-    assert wire.from_event(wire.to_record(event, sequence=1, observed_at=1).event).exit_code == 137
+    back = wire.Decoder().event(record.event)
+    assert (back.container.pod, back.container.devices, back.exit_code) == (None, (), None)
+
+
+def test_a_deletion_carries_the_exit_code_of_the_container() -> None:
+    record = wire.Encoder().record(_event(EventType.DELETED), sequence=1, observed_at=1)
+    assert wire.Decoder().event(record.event).exit_code == 137
+
+
+def test_a_fraction_that_rounds_to_a_whole_second_makes_a_valid_timestamp() -> None:
+    record = wire.Encoder().record(
+        _event(EventType.STARTED, time=41.9999999999), sequence=1, observed_at=1
+    )
+    assert (record.event.time.seconds, record.event.time.nanos) == (42, 0)
+
+
+def test_the_events_of_a_container_share_one_encoded_and_one_decoded_device_list() -> None:
+    encoder, decoder = wire.Encoder(), wire.Decoder()
+    started = dataclasses.replace(CONTAINER, status="Running", exit_code=None)
+    records = [
+        _through_the_wire(encoder.record(_event(kind, container), sequence=n, observed_at=n))
+        for n, (kind, container) in enumerate(
+            [(EventType.STARTED, started), (EventType.EXITED, CONTAINER)], start=1
+        )
+    ]
+    first, second = (decoder.event(r.event).container.devices for r in records)
+    assert first == CONTAINER.devices
+    assert first is second
+    # The same devices told by another container (or another agent) are the same list too.
+    other = dataclasses.replace(CONTAINER, id="77b1", devices=tuple(CONTAINER.devices))
+    third = decoder.event(
+        _through_the_wire(
+            wire.Encoder().record(_event(EventType.CREATED, other), sequence=3, observed_at=3)
+        ).event
+    )
+    assert third.container.devices is first
+
+
+def test_a_container_whose_devices_change_is_sent_and_read_with_its_new_devices() -> None:
+    encoder, decoder = wire.Encoder(capacity=1), wire.Decoder(capacity=1)
+    before = CONTAINER
+    after = dataclasses.replace(CONTAINER, devices=CONTAINER.devices[:1])
+    for container in (before, after, before):
+        record = _through_the_wire(
+            encoder.record(_event(EventType.STARTED, container), sequence=1, observed_at=1)
+        )
+        assert decoder.event(record.event).container.devices == container.devices
+
+
+def test_devices_of_an_unknown_type_are_left_out() -> None:
+    record = wire.Encoder().record(_event(EventType.STARTED), sequence=1, observed_at=1)
+    record.event.devices.items.add(type=pb.DEVICE_TYPE_UNSPECIFIED, name="x", uuid="y")
+    assert wire.Decoder().event(record.event).container.devices == CONTAINER.devices
 
 
 def test_an_inventory_survives_the_wire() -> None:
     inventory = Inventory(source=Source.DOCKER, time=5.5, container_ids=("a", "b"))
-    record = wire.to_record(inventory, sequence=2, observed_at=6)
-    assert wire.from_inventory(record.inventory) == inventory
+    record = _through_the_wire(wire.Encoder().record(inventory, sequence=2, observed_at=6))
+    assert wire.Decoder.inventory(record.inventory) == inventory
 
 
 def test_records_without_a_known_type_or_source_are_refused() -> None:
-    with pytest.raises(wire.WireError):
-        wire.from_event(pb.ContainerEvent(container_id="x"))
-    with pytest.raises(wire.WireError):
-        wire.from_inventory(pb.Inventory())
+    with pytest.raises(wire.WireError, match="without type, source or container id"):
+        wire.Decoder().event(pb.ContainerEvent(container_id="x"))
+    with pytest.raises(wire.WireError, match="inventory without a source"):
+        wire.Decoder.inventory(pb.Inventory())

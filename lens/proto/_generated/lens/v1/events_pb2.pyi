@@ -99,29 +99,35 @@ class Device(_message.Message):
     path: str
     def __init__(self, type: _Optional[_Union[DeviceType, str]] = ..., name: _Optional[str] = ..., number: _Optional[int] = ..., uuid: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
 
+class DeviceList(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[Device]
+    def __init__(self, items: _Optional[_Iterable[_Union[Device, _Mapping]]] = ...) -> None: ...
+
 class ContainerEvent(_message.Message):
-    __slots__ = ("type", "source", "container_id", "container_name", "pod", "devices", "time", "created_at", "exit_code", "status")
+    __slots__ = ("type", "source", "container_id", "container_name", "pod", "time", "created_at", "exit_code", "status", "devices")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_ID_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_NAME_FIELD_NUMBER: _ClassVar[int]
     POD_FIELD_NUMBER: _ClassVar[int]
-    DEVICES_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
     type: EventType
     source: Source
     container_id: str
     container_name: str
     pod: Pod
-    devices: _containers.RepeatedCompositeFieldContainer[Device]
     time: _timestamp_pb2.Timestamp
     created_at: _timestamp_pb2.Timestamp
     exit_code: int
     status: str
-    def __init__(self, type: _Optional[_Union[EventType, str]] = ..., source: _Optional[_Union[Source, str]] = ..., container_id: _Optional[str] = ..., container_name: _Optional[str] = ..., pod: _Optional[_Union[Pod, _Mapping]] = ..., devices: _Optional[_Iterable[_Union[Device, _Mapping]]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exit_code: _Optional[int] = ..., status: _Optional[str] = ...) -> None: ...
+    devices: DeviceList
+    def __init__(self, type: _Optional[_Union[EventType, str]] = ..., source: _Optional[_Union[Source, str]] = ..., container_id: _Optional[str] = ..., container_name: _Optional[str] = ..., pod: _Optional[_Union[Pod, _Mapping]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exit_code: _Optional[int] = ..., status: _Optional[str] = ..., devices: _Optional[_Union[DeviceList, _Mapping]] = ...) -> None: ...
 
 class Inventory(_message.Message):
     __slots__ = ("source", "time", "container_ids")
