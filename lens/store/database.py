@@ -172,10 +172,23 @@ def execute(db: peewee.Database, sql: str, params: Sequence[object] = ()) -> Any
     return db.execute_sql(sql, params)  # type: ignore[no-untyped-call]  # untyped in peewee-stubs
 
 
-def copy_in(db: peewee.Database, sql: str, text: str) -> None:
-    """Run a PostgreSQL `COPY ... FROM STDIN` with `text` as its input (driver errors propagate)."""
+def copy_in(db: peewee.Database, sql: str, text: str) -> int:
+    """Run a PostgreSQL `COPY ... FROM STDIN` with `text` as its input; the rows copied.
+
+    Driver errors come out as peewee's, as they do from `execute`, so that callers (and
+    idempotent_transaction) handle both alike."""
+    import psycopg2  # only a PostgreSQL database gets here
+
     cursor = db.cursor()  # type: ignore[no-untyped-call]  # untyped in peewee-stubs
-    cursor.copy_expert(sql, io.StringIO(text))
+    try:
+        cursor.copy_expert(sql, io.StringIO(text))
+    except psycopg2.IntegrityError as exc:
+        raise peewee.IntegrityError(exc) from exc
+    except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
+        raise peewee.OperationalError(exc) from exc
+    except psycopg2.Error as exc:
+        raise peewee.DatabaseError(exc) from exc
+    return int(cursor.rowcount)
 
 
 def scalar(db: peewee.Database, sql: str, params: Sequence[object] = ()) -> object:

@@ -6,7 +6,7 @@ import peewee
 import pytest
 
 from lens.runtime import errors
-from lens.store import models, upserting
+from lens.store import database, models, upserting
 
 T0 = datetime.datetime(2026, 5, 1, tzinfo=datetime.UTC)
 T1 = T0 + datetime.timedelta(hours=1)
@@ -90,6 +90,30 @@ def test_insert_new_does_not_hide_other_errors(db: peewee.Database) -> None:
             models.NodeContainerEvent,
             [{"cluster": "c1", "container_id": "x", "event_type": None, "created_at": T0}],
         )
+
+
+def test_large_inserts_that_fail_name_the_table_and_store_nothing(db: peewee.Database) -> None:
+    """A large insert_new is first tried as one COPY into the table; a row it cannot take
+    (NOT NULL, too long) fails the call as a small one would, and leaves nothing behind."""
+    event = models.NodeContainerEvent
+
+    def rows(**odd: object) -> list[dict[str, object]]:
+        made: list[dict[str, object]] = [
+            {"cluster": "c1", "container_id": f"c{i}", "event_type": "Exit", "created_at": T0}
+            for i in range(upserting.COPY_MIN_ROWS + 5)
+        ]
+        made[-1] = {**made[-1], **odd}
+        return made
+
+    odd_rows: list[dict[str, object]] = [{"event_type": None}]
+    if database.engine_of(db) != "sqlite":  # SQLite does not enforce lengths
+        odd_rows.append({"event_type": "x" * 300})
+    for odd in odd_rows:
+        with pytest.raises(errors.StoreError, match="writing node_container_events failed"):
+            upserting.insert_new(event, rows(**odd))
+        assert event.select().count() == 0
+    assert upserting.insert_new(event, rows()[:10]) == 10
+    assert upserting.insert_new(event, rows()) == upserting.COPY_MIN_ROWS + 5 - 10
 
 
 def test_upsert_with_only_key_columns_inserts_once(db: peewee.Database) -> None:
