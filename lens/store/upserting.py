@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import operator
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -77,17 +78,28 @@ def insert_new(model: type[models.LensModel], rows: Iterable[Row], *, batch_size
 
 
 def _dedupe(model: type[models.LensModel], rows: Iterable[Row], *, last_wins: bool) -> list[Row]:
-    names = [f.name for f in models.natural_key(model)]
+    identity_of = _picker([f.name for f in models.natural_key(model)])
     chosen: dict[tuple[object, ...], Row] = {}
-    for row in rows:
-        try:
-            identity = tuple(row[name] for name in names)
-        except KeyError as exc:
-            raise ValueError(f"{model.__name__}: row lacks natural key column {exc}") from exc
-        if last_wins or identity not in chosen:
-            chosen.pop(identity, None)
-            chosen[identity] = row
+    try:
+        if last_wins:
+            for row in rows:
+                identity = identity_of(row)
+                chosen.pop(identity, None)  # written where it came last
+                chosen[identity] = row
+        else:
+            for row in rows:
+                chosen.setdefault(identity_of(row), row)
+    except KeyError as exc:
+        raise ValueError(f"{model.__name__}: row lacks natural key column {exc}") from exc
     return list(chosen.values())
+
+
+def _picker(names: Sequence[str]) -> Callable[[Row], tuple[object, ...]]:
+    """A function giving a row's values of `names`, as a tuple (in C: these run once per row)."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda row: (row[name],)
+    return operator.itemgetter(*names)
 
 
 def _columns(model: type[models.LensModel], rows: Sequence[Row]) -> list[str]:
@@ -98,7 +110,7 @@ def _columns(model: type[models.LensModel], rows: Sequence[Row]) -> list[str]:
             raise ValueError(f"{model.__name__}: no column {name!r}")
     expected = set(columns)
     for row in rows:
-        if set(row) != expected:
+        if row.keys() != expected:
             raise ValueError(f"{model.__name__}: every row of a batch must have the same columns")
     return columns
 
@@ -182,9 +194,11 @@ def _with_defaults(
         if f.name not in given and f.default is not None and not isinstance(f, peewee.AutoField)
     ]
     fields = [model._meta.fields[c] for c in columns] + missing
+    pick = _picker(columns)
+    if not missing:
+        return fields, [pick(row) for row in rows]
     values = [
-        tuple(row[c] for c in columns)
-        + tuple(f.default() if callable(f.default) else f.default for f in missing)
+        pick(row) + tuple(f.default() if callable(f.default) else f.default for f in missing)
         for row in rows
     ]
     return fields, values
