@@ -10,6 +10,7 @@ boot are serialised, so a reconnecting agent never races its own previous stream
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import logging
 import time
@@ -165,7 +166,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                     self._locks.pop(key, None)
                     self._committed.pop(key, None)
 
-    async def _commit(self, batch: pb.EventBatch) -> pb.Ack:
+    async def _commit(self, batch: _Merged) -> pb.Ack:
         key = (batch.node, batch.boot_id)
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
@@ -179,7 +180,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             self._committed[key] = committed
         return pb.Ack(boot_id=batch.boot_id, committed_sequence=committed)
 
-    async def _write(self, batch: pb.EventBatch, fresh: list[pb.Record], committed: int) -> int:
+    async def _write(self, batch: _Merged, fresh: list[pb.Record], committed: int) -> int:
         fresh.sort(key=lambda r: r.sequence)
         gap = fresh[0].sequence - committed - 1
         if gap > 0:
@@ -238,16 +239,22 @@ async def _read_into(requests: AsyncIterator[pb.EventBatch], queue: _Queue) -> b
     return True
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Merged:
+    """Batches of one agent boot taken together; their records are not copied."""
+
+    node: str
+    boot_id: str
+    records: list[pb.Record]
+
+
 def _merge(
     first: pb.EventBatch, queue: _Queue, limit: int
-) -> tuple[pb.EventBatch, pb.EventBatch | _End | None]:
+) -> tuple[_Merged, pb.EventBatch | _End | None]:
     """`first` plus the batches of the same boot already waiting, up to `limit` records; and the
     batch taken that did not fit (None: none was)."""
-    if queue.empty() or len(first.records) >= limit:
-        return first, None
-    merged = pb.EventBatch(node=first.node, boot_id=first.boot_id)
-    merged.records.extend(first.records)
-    while not queue.empty():
+    merged = _Merged(node=first.node, boot_id=first.boot_id, records=list(first.records))
+    while not queue.empty() and len(merged.records) < limit:
         following = queue.get_nowait()
         if (
             isinstance(following, _End)
