@@ -68,10 +68,16 @@ class OneByOne(events_pb2_grpc.ContainerEventsServicer):
             yield pb.Ack(boot_id=batch.boot_id, committed_sequence=committed)
 
     def _write(self, node: str, event: Any) -> None:
-        _insert_or_save(models.NodeContainer, recording.container_row(CLUSTER, node, event))
-        for row in recording.device_rows(CLUSTER, event):
-            _insert_if_absent(models.NodeContainerDevice, row)
-        _insert_if_absent(models.NodeContainerEvent, recording.event_row(CLUSTER, event))
+        container = recording.container_row(CLUSTER, node, event)
+        _insert_or_save(models.NodeContainer, _row(recording.CONTAINER_COLUMNS, container))
+        for device in recording.device_rows(CLUSTER, event):
+            _insert_if_absent(models.NodeContainerDevice, _row(recording.DEVICE_COLUMNS, device))
+        event_row = recording.event_row(CLUSTER, event)
+        _insert_if_absent(models.NodeContainerEvent, _row(recording.EVENT_COLUMNS, event_row))
+
+
+def _row(columns: tuple[str, ...], values: tuple[object, ...]) -> upserting.Row:
+    return dict(zip(columns, values, strict=True))
 
 
 def main() -> None:

@@ -167,17 +167,27 @@ class EventRecorder:
         if not events:
             return 0
         cluster = self._cluster
-        upserting.upsert(models.NodeContainer, [container_row(cluster, node, e) for e in events])
+        # A container's row as of its last event here is the row the upsert would keep anyway.
+        last = {e.container.id: e for e in events}
+        upserting.upsert(
+            models.NodeContainer,
+            upserting.Table(
+                CONTAINER_COLUMNS, [container_row(cluster, node, e) for e in last.values()]
+            ),
+        )
         return upserting.insert_new(
             models.NodeContainerEvent,
-            [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
+            upserting.Table(
+                EVENT_COLUMNS,
+                [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
+            ),
         )
 
     def _write_devices(self, devices: DeviceChanges) -> None:
         for event in devices.replaced:
             self._drop_other_devices(event)
         rows = [row for e in devices.to_store for row in device_rows(self._cluster, e)]
-        upserting.insert_new(models.NodeContainerDevice, rows)
+        upserting.insert_new(models.NodeContainerDevice, upserting.Table(DEVICE_COLUMNS, rows))
 
     def _drop_other_devices(self, event: ContainerEvent) -> None:
         """Delete the container's device rows that its event no longer lists."""
@@ -228,51 +238,70 @@ class EventRecorder:
         return len(gone)
 
 
-def container_row(cluster: str, node: str, event: ContainerEvent) -> upserting.Row:
-    """The node_containers row as of `event`."""
+CONTAINER_COLUMNS = (
+    "cluster",
+    "container_id",
+    "container_name",
+    "pod_uid",
+    "pod_name",
+    "pod_namespace",
+    "status",
+    "node_name",
+    "source",
+    "exit_code",
+    "created_at",
+    "updated_at",
+)
+DEVICE_COLUMNS = (
+    "cluster",
+    "container_id",
+    "device_type",
+    "device_name",
+    "device_no",
+    "device_uuid",
+    "created_at",
+    "updated_at",
+)
+EVENT_COLUMNS = ("cluster", "container_id", "event_type", "exit_code", "created_at")
+
+
+def container_row(cluster: str, node: str, event: ContainerEvent) -> tuple[object, ...]:
+    """The node_containers row (CONTAINER_COLUMNS) as of `event`."""
     container = event.container
     pod = container.pod
     when = at(event.time)
-    return {
-        "cluster": cluster,
-        "container_id": container.id,
-        "container_name": container.name,
-        "pod_uid": pod.uid if pod else "",
-        "pod_name": pod.name if pod else "",
-        "pod_namespace": pod.namespace if pod else "",
-        "status": container.status,
-        "node_name": node,
-        "source": event.source.value,
-        "exit_code": container.exit_code,
-        "created_at": at(container.created_at) if container.created_at else when,
-        "updated_at": when,
-    }
+    return (
+        cluster,
+        container.id,
+        container.name,
+        pod.uid if pod else "",
+        pod.name if pod else "",
+        pod.namespace if pod else "",
+        container.status,
+        node,
+        event.source.value,
+        container.exit_code,
+        at(container.created_at) if container.created_at else when,
+        when,
+    )
 
 
-def device_rows(cluster: str, event: ContainerEvent) -> list[upserting.Row]:
-    """The node_container_devices rows of the event's container."""
+def device_rows(cluster: str, event: ContainerEvent) -> list[tuple[object, ...]]:
+    """The node_container_devices rows (DEVICE_COLUMNS) of the event's container."""
     when = at(event.time)
+    cid = event.container.id
     return [
-        {
-            "cluster": cluster,
-            "container_id": event.container.id,
-            "device_type": device.type,
-            "device_name": device.name,
-            "device_no": device.number,
-            "device_uuid": device.uuid,
-            "created_at": when,
-            "updated_at": when,
-        }
+        (cluster, cid, device.type, device.name, device.number, device.uuid, when, when)
         for device in event.container.devices
     ]
 
 
-def event_row(cluster: str, event: ContainerEvent) -> upserting.Row:
-    """The node_container_events row of `event` (not for OBSERVED, which adds none)."""
-    return {
-        "cluster": cluster,
-        "container_id": event.container.id,
-        "event_type": STATUS_AFTER[event.type],
-        "exit_code": event.exit_code,
-        "created_at": at(event.time),
-    }
+def event_row(cluster: str, event: ContainerEvent) -> tuple[object, ...]:
+    """The node_container_events row (EVENT_COLUMNS) of `event` (not for OBSERVED: none)."""
+    return (
+        cluster,
+        event.container.id,
+        STATUS_AFTER[event.type],
+        event.exit_code,
+        at(event.time),
+    )

@@ -33,9 +33,20 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 INSERT_ONLY_COLUMNS = ("id", "created_at")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Table:
+    """Rows as tuples of values under one tuple of column names.
+
+    What a writer of many rows hands over instead of one mapping per row: there is no dict per
+    row to build, check and take apart again (bench/bench_events.py)."""
+
+    columns: tuple[str, ...]
+    rows: Sequence[tuple[object, ...]]
+
+
 def upsert(
     model: type[models.LensModel],
-    rows: Iterable[Row],
+    rows: Iterable[Row] | Table,
     *,
     batch_size: int = 500,
     keep: Sequence[str] = INSERT_ONLY_COLUMNS,
@@ -45,74 +56,88 @@ def upsert(
     Columns of the natural key and those in `keep` are not changed by an update. When a call
     holds the same key twice, the last row wins, as if the rows had been written one by one.
     """
-    unique = _dedupe(model, rows, last_wins=True)
-    if not unique:
+    unique = _dedupe(model, _as_table(model, rows), last_wins=True)
+    if not unique.rows:
         return 0
     key = models.natural_key(model)
     key_names = {f.name for f in key}
-    columns = _columns(model, unique)
-    update = [model._meta.fields[c] for c in columns if c not in key_names and c not in keep]
-    _write(model, unique, columns, batch_size, lambda q, e: _on_conflict_update(q, e, key, update))
-    return len(unique)
+    update = [model._meta.fields[c] for c in unique.columns if c not in key_names and c not in keep]
+    _write(model, unique, batch_size, lambda q, e: _on_conflict_update(q, e, key, update))
+    return len(unique.rows)
 
 
-def insert_new(model: type[models.LensModel], rows: Iterable[Row], *, batch_size: int = 500) -> int:
+def insert_new(
+    model: type[models.LensModel], rows: Iterable[Row] | Table, *, batch_size: int = 500
+) -> int:
     """Insert the rows whose natural key is not stored yet; return how many were new.
 
     Stored rows are left as they are, so replaying a batch of events is harmless. (Should the
     connection drop during COMMIT, the retry finds the rows stored and counts them as not new.)
     """
-    unique = _dedupe(model, rows, last_wins=False)
-    if not unique:
+    unique = _dedupe(model, _as_table(model, rows), last_wins=False)
+    if not unique.rows:
         return 0
     key = models.natural_key(model)
-    columns = _columns(model, unique)
     return _write(
         model,
         unique,
-        columns,
         batch_size,
         lambda q, e: _on_conflict_ignore(q, e, key),
         copy_straight=True,
     )
 
 
-def _dedupe(model: type[models.LensModel], rows: Iterable[Row], *, last_wins: bool) -> list[Row]:
-    identity_of = _picker([f.name for f in models.natural_key(model)])
-    chosen: dict[tuple[object, ...], Row] = {}
-    try:
-        if last_wins:
-            for row in rows:
-                identity = identity_of(row)
-                chosen.pop(identity, None)  # written where it came last
-                chosen[identity] = row
-        else:
-            for row in rows:
-                chosen.setdefault(identity_of(row), row)
-    except KeyError as exc:
-        raise ValueError(f"{model.__name__}: row lacks natural key column {exc}") from exc
-    return list(chosen.values())
-
-
-def _picker(names: Sequence[str]) -> Callable[[Row], tuple[object, ...]]:
-    """A function giving a row's values of `names`, as a tuple (in C: these run once per row)."""
-    if len(names) == 1:
-        name = names[0]
-        return lambda row: (row[name],)
-    return operator.itemgetter(*names)
-
-
-def _columns(model: type[models.LensModel], rows: Sequence[Row]) -> list[str]:
-    columns = list(rows[0])
+def _as_table(model: type[models.LensModel], rows: Iterable[Row] | Table) -> Table:
+    """The rows as a Table of known columns, every row with all of them."""
+    if isinstance(rows, Table):
+        columns, values = rows.columns, rows.rows
+        if values and set(map(len, values)) != {len(columns)}:
+            raise ValueError(f"{model.__name__}: every row must have one value per column")
+    else:
+        mappings = list(rows)
+        if not mappings:
+            return Table(columns=(), rows=[])
+        columns = tuple(mappings[0])
+        expected = set(columns)
+        for row in mappings:
+            if row.keys() != expected:
+                raise ValueError(
+                    f"{model.__name__}: every row of a batch must have the same columns"
+                )
+        values = [_picker(columns)(row) for row in mappings]
     known = model._meta.fields
     for name in columns:
         if name not in known:
             raise ValueError(f"{model.__name__}: no column {name!r}")
-    expected = set(columns)
-    for row in rows:
-        if row.keys() != expected:
-            raise ValueError(f"{model.__name__}: every row of a batch must have the same columns")
-    return columns
+    return Table(columns=columns, rows=values)
+
+
+def _dedupe(model: type[models.LensModel], table: Table, *, last_wins: bool) -> Table:
+    if not table.rows:
+        return table
+    names = [f.name for f in models.natural_key(model)]
+    for name in names:
+        if name not in table.columns:
+            raise ValueError(f"{model.__name__}: row lacks natural key column {name!r}")
+    identity_of = _picker([table.columns.index(name) for name in names])
+    chosen: dict[tuple[object, ...], tuple[object, ...]] = {}
+    if last_wins:
+        for row in table.rows:
+            identity = identity_of(row)
+            chosen.pop(identity, None)  # written where it came last
+            chosen[identity] = row
+    else:
+        for row in table.rows:
+            chosen.setdefault(identity_of(row), row)
+    return Table(columns=table.columns, rows=list(chosen.values()))
+
+
+def _picker(keys: Sequence[Any]) -> Callable[[Any], tuple[object, ...]]:
+    """A function giving a row's values at `keys` (names or positions) as a tuple, in C."""
+    if len(keys) == 1:
+        only = keys[0]
+        return lambda row: (row[only],)
+    return operator.itemgetter(*keys)
 
 
 def _on_conflict_update(
@@ -184,30 +209,28 @@ def _compile(
 
 
 def _with_defaults(
-    model: type[models.LensModel], rows: Sequence[Row], columns: Sequence[str]
-) -> tuple[list[peewee.Field[Any]], list[tuple[object, ...]]]:
+    model: type[models.LensModel], table: Table
+) -> tuple[list[peewee.Field[Any]], Sequence[tuple[object, ...]]]:
     """Fields in column order and each row's values, with the Python defaults of absent columns."""
-    given = set(columns)
+    given = set(table.columns)
     missing = [
         f
         for f in model._meta.sorted_fields
         if f.name not in given and f.default is not None and not isinstance(f, peewee.AutoField)
     ]
-    fields = [model._meta.fields[c] for c in columns] + missing
-    pick = _picker(columns)
+    fields = [model._meta.fields[c] for c in table.columns] + missing
     if not missing:
-        return fields, [pick(row) for row in rows]
+        return fields, table.rows
     values = [
-        pick(row) + tuple(f.default() if callable(f.default) else f.default for f in missing)
-        for row in rows
+        row + tuple(f.default() if callable(f.default) else f.default for f in missing)
+        for row in table.rows
     ]
     return fields, values
 
 
 def _write(
     model: type[models.LensModel],
-    rows: Sequence[Row],
-    columns: Sequence[str],
+    table: Table,
     batch_size: int,
     conflict: Callable[[peewee.ModelInsert, str], peewee.ModelInsert],
     *,
@@ -215,7 +238,7 @@ def _write(
 ) -> int:
     db = model._meta.database
     engine = database.engine_of(db)
-    fields, values = _with_defaults(model, rows, columns)
+    fields, values = _with_defaults(model, table)
     per_batch = max(1, min(batch_size, _MAX_PARAMETERS[engine] // len(fields)))
     statement = _compile(model, fields, values[0], conflict)
     copied = (

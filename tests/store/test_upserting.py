@@ -116,6 +116,40 @@ def test_large_inserts_that_fail_name_the_table_and_store_nothing(db: peewee.Dat
     assert upserting.insert_new(event, rows()) == upserting.COPY_MIN_ROWS + 5 - 10
 
 
+def test_a_table_of_tuples_writes_what_the_same_rows_as_mappings_write(db: peewee.Database) -> None:
+    columns = ("cluster", "uid", "namespace", "name", "phase", "created_at")
+    for count in (3, upserting.COPY_MIN_ROWS + 3):  # VALUES, and COPY on PostgreSQL
+        as_tuples = [(f"t{count}", f"{i:04}", "ns", f"p{i}", "Running", T0) for i in range(count)]
+        as_tuples.append((f"t{count}", "0000", "ns", "p0", "Failed", T1))  # the last one wins
+        as_mappings = [
+            dict(zip(columns, (f"m{count}", *row[1:]), strict=True)) for row in as_tuples
+        ]
+        assert upserting.upsert(models.GpuPod, upserting.Table(columns, as_tuples)) == count
+        assert upserting.upsert(models.GpuPod, as_mappings) == count
+
+        def stored(cluster: str) -> list[tuple[object, ...]]:
+            table = models.GpuPod
+            query = table.select().where(table.cluster == cluster).order_by(table.uid)
+            return [(p.uid, p.name, p.phase, p.created_at) for p in query]
+
+        assert stored(f"t{count}") == stored(f"m{count}")
+        assert stored(f"t{count}")[0] == ("0000", "p0", "Failed", T1)
+    event = upserting.Table(("cluster", "container_id", "event_type", "created_at"), [])
+    assert upserting.insert_new(models.NodeContainerEvent, event) == 0
+
+
+def test_a_table_must_be_well_formed(db: peewee.Database) -> None:
+    with pytest.raises(ValueError, match="one value per column"):
+        upserting.upsert(models.GpuPod, upserting.Table(("cluster", "uid"), [("c1", "a", "x")]))
+    with pytest.raises(ValueError, match="no column 'colour'"):
+        upserting.upsert(
+            models.GpuPod, upserting.Table(("cluster", "uid", "colour"), [("c", "a", "r")])
+        )
+    with pytest.raises(ValueError, match="lacks natural key column 'uid'"):
+        upserting.insert_new(models.GpuPod, upserting.Table(("cluster", "name"), [("c1", "x")]))
+    assert models.GpuPod.select().count() == 0
+
+
 def test_upsert_with_only_key_columns_inserts_once(db: peewee.Database) -> None:
     ref = {"cluster": "c1", "workload_uid": "w", "pod_uid": "p"}
     assert upserting.upsert(models.WorkloadPodReference, [ref, ref]) == 1
