@@ -31,7 +31,8 @@ _NAME = re.compile(r"^([0-9a-f-]{8,64})\.(\d{20})\.seg$")
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Saved:
     boot_id: str
-    record: pb.Record
+    sequence: int
+    data: bytes  # the encoded lens.v1 Record
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -71,20 +72,18 @@ class Journal:
                 continue
             boot_id = match.group(1)
             self._segments.append(
-                _Segment(
-                    path=path, boot_id=boot_id, first=records[0].sequence, last=records[-1].sequence
-                )
+                _Segment(path=path, boot_id=boot_id, first=records[0][0], last=records[-1][0])
             )
-            saved.extend(Saved(boot_id=boot_id, record=r) for r in records)
+            saved.extend(Saved(boot_id=boot_id, sequence=n, data=d) for n, d in records)
         return saved
 
-    def append(self, record: pb.Record) -> None:
+    def append(self, sequence: int, data: bytes) -> None:
+        """Keep the encoded record `data`, numbered `sequence`."""
         if self._file is None or self._in_current >= SEGMENT_RECORDS:
-            self._rotate(record.sequence)
-        data = record.SerializeToString()
+            self._rotate(sequence)
         assert self._file is not None
         self._file.write(_LENGTH.pack(len(data)) + data)
-        self._segments[-1].last = record.sequence
+        self._segments[-1].last = sequence
         self._in_current += 1
 
     def flush(self) -> None:
@@ -131,8 +130,9 @@ def _age(path: Path) -> tuple[float, str]:
         return (0.0, path.name)
 
 
-def _read_segment(path: Path) -> list[pb.Record]:
-    """The whole records of a segment; a torn tail (the process died mid-write) is left out."""
+def _read_segment(path: Path) -> list[tuple[int, bytes]]:
+    """The whole records of a segment, by sequence; a torn tail (the process died mid-write) is
+    left out."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -140,7 +140,7 @@ def _read_segment(path: Path) -> list[pb.Record]:
             "event journal segment unreadable", extra={"path": str(path), "error": str(exc)}
         )
         return []
-    records: list[pb.Record] = []
+    records: list[tuple[int, bytes]] = []
     offset = 0
     while offset + _LENGTH.size <= len(data):
         (length,) = _LENGTH.unpack_from(data, offset)
@@ -148,7 +148,7 @@ def _read_segment(path: Path) -> list[pb.Record]:
         if len(body) < length:
             break
         try:
-            records.append(pb.Record.FromString(body))
+            records.append((pb.Record.FromString(body).sequence, body))
         except DecodeError:
             log.warning("event journal segment damaged", extra={"path": str(path)})
             break

@@ -15,17 +15,13 @@ from collections.abc import Callable
 from lens.containers import wire
 from lens.containers.journal import Journal
 from lens.containers.model import Record
-from lens.proto._generated.lens.v1 import events_pb2 as pb
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Entry:
     boot_id: str
-    record: pb.Record
-
-    @property
-    def sequence(self) -> int:
-        return self.record.sequence
+    sequence: int
+    data: bytes  # the encoded lens.v1 Record, as the journal keeps it and the shipper sends it
 
 
 class Outbox:
@@ -55,7 +51,9 @@ class Outbox:
         self.acknowledged = 0
         self.put_total = 0
         if journal is not None:
-            self._entries.extend(Entry(boot_id=s.boot_id, record=s.record) for s in journal.load())
+            self._entries.extend(
+                Entry(boot_id=s.boot_id, sequence=s.sequence, data=s.data) for s in journal.load()
+            )
 
     def __len__(self) -> int:
         with self._cond:
@@ -71,9 +69,10 @@ class Outbox:
         with self._cond:
             self._sequence += 1
             encoded.sequence = self._sequence
-            self._entries.append(Entry(boot_id=self.boot_id, record=encoded))
+            data = encoded.SerializeToString()
+            self._entries.append(Entry(boot_id=self.boot_id, sequence=self._sequence, data=data))
             if self._journal is not None:
-                self._journal.append(encoded)
+                self._journal.append(self._sequence, data)
             self.put_total += 1
             if self._end() - self._head > self._capacity:
                 self._drop_oldest()

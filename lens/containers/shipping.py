@@ -14,9 +14,9 @@ from pathlib import Path
 
 import grpc
 
+from lens.containers import wire
 from lens.containers.outbox import Outbox
 from lens.proto._generated.lens.v1 import events_pb2 as pb
-from lens.proto._generated.lens.v1 import events_pb2_grpc
 from lens.runtime import errors, tokenfile
 from lens.runtime.backoff import Backoff
 from lens.runtime.config import EventsConfig
@@ -25,6 +25,10 @@ from lens.runtime.selfmetrics import SelfMetrics
 log = logging.getLogger(__name__)
 
 _TAKE_WAIT_SECONDS = 0.2
+_STREAM_METHOD = "/{}/{}".format(
+    pb.DESCRIPTOR.services_by_name["ContainerEvents"].full_name,
+    pb.DESCRIPTOR.services_by_name["ContainerEvents"].methods_by_name["Stream"].name,
+)
 
 
 class ShipperMetrics:
@@ -127,8 +131,9 @@ class EventShipper:
         metadata = (("authorization", f"Bearer {token}"),) if token else ()
         address = self._cfg.server_address
         with self._channel(address) as channel:
-            stub = events_pb2_grpc.ContainerEventsStub(channel)  # type: ignore[no-untyped-call]
-            call = stub.Stream(self._batches(), metadata=metadata)
+            # Batches go out as wire.batch frames them (bytes), acknowledgements come back parsed.
+            stream = channel.stream_stream(_STREAM_METHOD, response_deserializer=pb.Ack.FromString)
+            call = stream(self._batches(), metadata=metadata)
             self._call = call
             if self._stop.is_set():
                 call.cancel()
@@ -155,10 +160,10 @@ class EventShipper:
             return grpc.insecure_channel(address, options=options)
         return grpc.secure_channel(address, self._credentials, options=options)
 
-    def _batches(self) -> Iterator[pb.EventBatch]:
+    def _batches(self) -> Iterator[bytes]:
         # An empty batch first: the server answers with what it committed for this boot, which
         # opens the stream even when there is nothing to send.
-        yield pb.EventBatch(node=self._node, boot_id=self._outbox.boot_id)
+        yield wire.batch(self._node, self._outbox.boot_id, ())
         position = self._outbox.first_position()
         while not self._stop.is_set():
             position, entries = self._outbox.take(
@@ -167,9 +172,7 @@ class EventShipper:
             if not entries:
                 continue
             self._metrics.sent.inc(len(entries))
-            yield pb.EventBatch(
-                node=self._node, boot_id=entries[0].boot_id, records=[e.record for e in entries]
-            )
+            yield wire.batch(self._node, entries[0].boot_id, [e.data for e in entries])
 
 
 def _why(exc: BaseException) -> str:

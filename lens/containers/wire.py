@@ -5,6 +5,8 @@ The agent's outbox stores records already encoded here; the jobs event server de
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from google.protobuf import timestamp_pb2
 
 from lens.containers.model import (
@@ -53,6 +55,32 @@ def _set_time(field: timestamp_pb2.Timestamp, seconds: float) -> None:
 
 def seconds_of(value: timestamp_pb2.Timestamp) -> float:
     return value.seconds + value.nanos / 1e9
+
+
+# EventBatch.records (field 3, length-delimited): its tag byte on the wire.
+_RECORDS_TAG = bytes([3 << 3 | 2])
+
+
+def batch(node: str, boot_id: str, records: Sequence[bytes]) -> bytes:
+    """An EventBatch on the wire, from records already encoded (as the outbox keeps them).
+
+    Framing the records' bytes costs a fraction of copying each record into a new message and
+    encoding it again (a whole-node record carries 16 devices)."""
+    parts = [pb.EventBatch(node=node, boot_id=boot_id).SerializeToString()]
+    for record in records:
+        parts.append(_RECORDS_TAG)
+        parts.append(_varint(len(record)))
+        parts.append(record)
+    return b"".join(parts)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 class Encoder:

@@ -126,3 +126,26 @@ def test_records_without_a_known_type_or_source_are_refused() -> None:
         wire.Decoder().event(pb.ContainerEvent(container_id="x"))
     with pytest.raises(wire.WireError, match="inventory without a source"):
         wire.Decoder.inventory(pb.Inventory())
+
+
+def test_a_batch_framed_from_encoded_records_reads_as_the_message_it_stands_for() -> None:
+    encoder = wire.Encoder()
+    records = [
+        encoder.record(_event(EventType.STARTED), sequence=1, observed_at=1),
+        encoder.record(
+            Inventory(source=Source.CONTAINERD, time=2, container_ids=()), sequence=2, observed_at=2
+        ),
+        pb.Record(sequence=300),  # a record longer than 127 bytes follows
+        encoder.record(
+            _event(EventType.EXITED, dataclasses.replace(CONTAINER, name="x" * 200)),
+            sequence=4,
+            observed_at=4,
+        ),
+    ]
+    framed = wire.batch("gpu-node-1", "b1", [r.SerializeToString() for r in records])
+    assert pb.EventBatch.FromString(framed) == pb.EventBatch(
+        node="gpu-node-1", boot_id="b1", records=records
+    )
+    assert pb.EventBatch.FromString(wire.batch("n", "b", ())) == pb.EventBatch(
+        node="n", boot_id="b"
+    )
