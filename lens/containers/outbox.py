@@ -83,19 +83,27 @@ class Outbox:
         with self._cond:
             return self._head
 
-    def take(self, position: int, limit: int, timeout: float) -> tuple[int, list[Entry]]:
+    def take(
+        self, position: int, limit: int, timeout: float, *, max_bytes: int | None = None
+    ) -> tuple[int, list[Entry]]:
         """Up to `limit` records of one boot from `position` on (waiting up to `timeout` for one),
-        and the position after them. A position below the head (dropped meanwhile) starts there.
-        Positions count every record the outbox ever held, so they stay valid as it shrinks."""
+        and the position after them; no more than `max_bytes` of them, unless one record alone is
+        larger. A position below the head (dropped meanwhile) starts there. Positions count
+        every record the outbox ever held, so they stay valid as it shrinks."""
         with self._cond:
             if max(position, self._head) >= self._end():
                 self._cond.wait(timeout)
             start = max(position, self._head)
             index = start - self._removed
             batch: list[Entry] = []
+            room = max_bytes
             for entry in self._entries[index : index + limit]:
                 if batch and entry.boot_id != batch[0].boot_id:
                     break
+                if room is not None:
+                    if batch and len(entry.data) > room:
+                        break
+                    room -= len(entry.data)
                 batch.append(entry)
             if self._journal is not None and batch:
                 self._journal.flush()

@@ -25,6 +25,9 @@ from lens.runtime.selfmetrics import SelfMetrics
 log = logging.getLogger(__name__)
 
 _TAKE_WAIT_SECONDS = 0.2
+# gRPC servers refuse messages over 4 MiB unless told otherwise: a batch stays well below, whatever
+# events.batch_records says (a whole-node container's event takes about 750 bytes).
+MAX_BATCH_BYTES = 2 * 1024 * 1024
 _STREAM_METHOD = "/{}/{}".format(
     pb.DESCRIPTOR.services_by_name["ContainerEvents"].full_name,
     pb.DESCRIPTOR.services_by_name["ContainerEvents"].methods_by_name["Stream"].name,
@@ -167,7 +170,7 @@ class EventShipper:
         position = self._outbox.first_position()
         while not self._stop.is_set():
             position, entries = self._outbox.take(
-                position, self._cfg.batch_records, _TAKE_WAIT_SECONDS
+                position, self._cfg.batch_records, _TAKE_WAIT_SECONDS, max_bytes=MAX_BATCH_BYTES
             )
             if not entries:
                 continue

@@ -27,6 +27,17 @@ def test_records_are_numbered_and_stay_until_acknowledged() -> None:
     assert box.acknowledge("other-boot", 5) == 0
 
 
+def test_a_batch_stays_within_its_bytes_but_always_takes_one_record() -> None:
+    box = Outbox(boot_id="b1", capacity=10, wall_time=lambda: 100.0)
+    for n in range(4):
+        box.put(_inventory(n))
+    sizes = [len(e.data) for e in box.take(0, 10, timeout=0)[1]]
+    position, batch = box.take(0, 10, timeout=0, max_bytes=sizes[0] + sizes[1] + sizes[2] - 1)
+    assert [e.sequence for e in batch] == [1, 2] and position == 2
+    position, batch = box.take(position, 10, timeout=0, max_bytes=1)
+    assert [e.sequence for e in batch] == [3] and position == 3
+
+
 def test_a_full_outbox_drops_the_oldest_and_counts_them() -> None:
     dropped: list[int] = []
     box = Outbox(boot_id="b1", capacity=3, wall_time=lambda: 0.0, on_drop=lambda: dropped.append(1))

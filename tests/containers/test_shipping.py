@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lens.containers.model import Inventory, Source
+from lens.containers.model import Container, ContainerEvent, Device, EventType, Inventory, Source
 from lens.containers.outbox import Outbox
 from lens.containers.shipping import EventShipper, ShipperMetrics, channel_credentials
 from lens.runtime import errors
@@ -88,3 +88,37 @@ def test_tls_needs_a_readable_ca_file() -> None:
     assert channel_credentials(EventsConfig(tls=True)) is not None
     with pytest.raises(errors.ConfigError, match=r"events\.ca_file"):
         channel_credentials(EventsConfig(tls=True, ca_file="/nonexistent/ca.pem"))
+
+
+@SQLITE
+def test_batches_stay_below_what_a_grpc_server_accepts(
+    start_jobs: Callable[..., object], eventually: Callable[..., None]
+) -> None:
+    """batch_records far above what fits in one gRPC message (4 MiB at the server) does not wedge
+    the stream: batches are cut at MAX_BATCH_BYTES."""
+    server = start_jobs()
+    devices = tuple(
+        Device(type="gpu", name="AMD Instinct MI300X", number=i, uuid=f"0x{i:016x}")
+        for i in range(8)
+    ) + tuple(Device(type="ib", name=f"mlx5_{i}", number=i, uuid=f"mlx5_{i}") for i in range(8))
+    box = Outbox(boot_id="boot-3", capacity=10_000, wall_time=lambda: 0.0)
+    for n in range(8000):  # about 6 MB of whole-node events
+        container = Container(
+            id=f"{n:064d}", name="w", pod=None, devices=devices, created_at=1.0, status="Created"
+        )
+        box.put(
+            ContainerEvent(
+                type=EventType.CREATED, source=Source.CONTAINERD, container=container, time=1.0
+            )
+        )
+    cfg = EventsConfig(server_address=server.address, batch_records=10_000)  # type: ignore[attr-defined]
+    shipper = EventShipper(
+        cfg, outbox=box, node="n1", metrics=ShipperMetrics(SelfMetrics(process=False))
+    )
+    shipper.start()
+    try:
+        eventually(lambda: len(box) == 0, timeout=30)
+    finally:
+        shipper.stop()
+    assert _committed("boot-3") == 8000
+    assert models.NodeContainerDevice.select().count() == 8000 * 16
