@@ -1,8 +1,10 @@
 """Batched, idempotent writes on a table's natural key, the same on SQLite, PostgreSQL and MariaDB.
 
 Every writer of Lens goes through `upsert` (insert or update) or `insert_new` (insert, keep what
-is there). Rows are plain mappings of column name to value; a call is one transaction, split into
-multi-row INSERT statements of at most `batch_size` rows.
+is there). Rows are plain mappings of column name to value, or a Table of value tuples; a call
+is one transaction, split into multi-row INSERT statements of at most `batch_size` rows, or on
+PostgreSQL from COPY_MIN_ROWS rows on, one COPY. `plan_upsert` and `plan_insert_new` do all but
+the database's part, for a writer that prepares its next batch while the last is written.
 """
 
 from __future__ import annotations
@@ -56,14 +58,8 @@ def upsert(
     Columns of the natural key and those in `keep` are not changed by an update. When a call
     holds the same key twice, the last row wins, as if the rows had been written one by one.
     """
-    unique = _dedupe(model, _as_table(model, rows), last_wins=True)
-    if not unique.rows:
-        return 0
-    key = models.natural_key(model)
-    key_names = {f.name for f in key}
-    update = [model._meta.fields[c] for c in unique.columns if c not in key_names and c not in keep]
-    _write(model, unique, batch_size, lambda q, e: _on_conflict_update(q, e, key, update))
-    return len(unique.rows)
+    planned = plan_upsert(model, rows, batch_size=batch_size, keep=keep)
+    return 0 if planned is None else planned.write()
 
 
 def insert_new(
@@ -74,16 +70,43 @@ def insert_new(
     Stored rows are left as they are, so replaying a batch of events is harmless. (Should the
     connection drop during COMMIT, the retry finds the rows stored and counts them as not new.)
     """
-    unique = _dedupe(model, _as_table(model, rows), last_wins=False)
+    planned = plan_insert_new(model, rows, batch_size=batch_size)
+    return 0 if planned is None else planned.write()
+
+
+def plan_upsert(
+    model: type[models.LensModel],
+    rows: Iterable[Row] | Table,
+    *,
+    batch_size: int = 500,
+    keep: Sequence[str] = INSERT_ONLY_COLUMNS,
+) -> Planned | None:
+    """`upsert` made ready to write, without touching the database; None: nothing to write."""
+    unique = _dedupe(model, _as_table(model, rows), last_wins=True)
     if not unique.rows:
-        return 0
+        return None
     key = models.natural_key(model)
-    return _write(
+    key_names = {f.name for f in key}
+    update = [model._meta.fields[c] for c in unique.columns if c not in key_names and c not in keep]
+    return _plan(
         model,
         unique,
         batch_size,
-        lambda q, e: _on_conflict_ignore(q, e, key),
-        copy_straight=True,
+        lambda q, e: _on_conflict_update(q, e, key, update),
+        counted=len(unique.rows),
+    )
+
+
+def plan_insert_new(
+    model: type[models.LensModel], rows: Iterable[Row] | Table, *, batch_size: int = 500
+) -> Planned | None:
+    """`insert_new` made ready to write, without touching the database; None: nothing to write."""
+    unique = _dedupe(model, _as_table(model, rows), last_wins=False)
+    if not unique.rows:
+        return None
+    key = models.natural_key(model)
+    return _plan(
+        model, unique, batch_size, lambda q, e: _on_conflict_ignore(q, e, key), copy_straight=True
     )
 
 
@@ -228,45 +251,72 @@ def _with_defaults(
     return fields, values
 
 
-def _write(
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Planned:
+    """An upsert or insert_new ready to write: rows checked and deduplicated, SQL and COPY text
+    made. Making them is Python's work and writing them the database's, so a writer can plan its
+    next batch while the database writes the last one (containers/receiving.py)."""
+
+    model: type[models.LensModel]
+    statement: _Statement
+    values: Sequence[tuple[object, ...]]
+    per_batch: int
+    copied: str | None  # the rows as COPY text (PostgreSQL, COPY_MIN_ROWS and more)
+    copy_straight: bool  # try COPY into the table itself first (insert_new)
+    counted: int | None  # the rows an upsert writes; None: as many as the database says
+
+    def write(self) -> int:
+        """Write the rows (in the caller's transaction, if any); the count the call promises."""
+        db = self.model._meta.database
+        try:
+            written = database.idempotent_transaction(db, lambda: self._write_all(db))
+        except database.DRIVER_ERRORS as exc:
+            raise errors.StoreError(
+                f"writing {self.model._meta.table_name} failed: {errors.first_line(exc)}"
+            ) from exc
+        return written if self.counted is None else self.counted
+
+    def _write_all(self, db: peewee.Database) -> int:
+        statement, copied = self.statement, self.copied
+        if copied is not None:
+            if self.copy_straight:
+                written = _copy_straight(db, self.model, statement, copied)
+                if written is not None:
+                    return written
+            return _write_copied(db, self.model, statement, copied)
+        written = 0
+        for start in range(0, len(self.values), self.per_batch):
+            chunk = self.values[start : start + self.per_batch]
+            cursor = database.execute(db, statement.sql(len(chunk)), statement.params(chunk))
+            written += cursor.rowcount
+        return written
+
+
+def _plan(
     model: type[models.LensModel],
     table: Table,
     batch_size: int,
     conflict: Callable[[peewee.ModelInsert, str], peewee.ModelInsert],
     *,
     copy_straight: bool = False,
-) -> int:
-    db = model._meta.database
-    engine = database.engine_of(db)
+    counted: int | None = None,
+) -> Planned:
+    engine = database.engine_of(model._meta.database)
     fields, values = _with_defaults(model, table)
-    per_batch = max(1, min(batch_size, _MAX_PARAMETERS[engine] // len(fields)))
     statement = _compile(model, fields, values[0], conflict)
-    copied = (
-        _copy_text(statement, values)
-        if engine == "postgresql" and len(values) >= COPY_MIN_ROWS
-        else None
+    return Planned(
+        model=model,
+        statement=statement,
+        values=values,
+        per_batch=max(1, min(batch_size, _MAX_PARAMETERS[engine] // len(fields))),
+        copied=(
+            _copy_text(statement, values)
+            if engine == "postgresql" and len(values) >= COPY_MIN_ROWS
+            else None
+        ),
+        copy_straight=copy_straight,
+        counted=counted,
     )
-
-    def write_all() -> int:
-        if copied is not None:
-            if copy_straight:
-                written = _copy_straight(db, model, statement, copied)
-                if written is not None:
-                    return written
-            return _write_copied(db, model, statement, copied)
-        written = 0
-        for start in range(0, len(values), per_batch):
-            chunk = values[start : start + per_batch]
-            cursor = database.execute(db, statement.sql(len(chunk)), statement.params(chunk))
-            written += cursor.rowcount
-        return written
-
-    try:
-        return database.idempotent_transaction(db, write_all)
-    except database.DRIVER_ERRORS as exc:
-        raise errors.StoreError(
-            f"writing {model._meta.table_name} failed: {errors.first_line(exc)}"
-        ) from exc
 
 
 def _copy_text(statement: _Statement, values: Sequence[tuple[object, ...]]) -> str | None:

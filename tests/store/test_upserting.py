@@ -150,6 +150,20 @@ def test_a_table_must_be_well_formed(db: peewee.Database) -> None:
     assert models.GpuPod.select().count() == 0
 
 
+def test_a_plan_writes_nothing_until_written(db: peewee.Database) -> None:
+    assert upserting.plan_insert_new(models.GpuPod, []) is None
+    for count in (3, upserting.COPY_MIN_ROWS):  # VALUES, and COPY on PostgreSQL
+        stored = models.GpuPod.select().count()
+        rows = [_pod(f"{count}-{i}", phase="Running") for i in range(count)]
+        inserting = upserting.plan_insert_new(models.GpuPod, rows)
+        updating = upserting.plan_upsert(models.GpuPod, [{**r, "phase": "Failed"} for r in rows])
+        assert inserting is not None and updating is not None
+        assert models.GpuPod.select().count() == stored
+        assert inserting.write() == count
+        assert updating.write() == count
+    assert {p.phase for p in _pods().values()} == {"Failed"}
+
+
 def test_upsert_with_only_key_columns_inserts_once(db: peewee.Database) -> None:
     ref = {"cluster": "c1", "workload_uid": "w", "pod_uid": "p"}
     assert upserting.upsert(models.WorkloadPodReference, [ref, ref]) == 1
