@@ -3,8 +3,11 @@
 Each agent stream is read by its own task into a short queue (back-pressure on the agent), and
 committed batch by batch: batches already waiting are merged up to a bound, records at or below
 the boot's committed sequence are dropped as duplicates, the rest go through recording.py in one
-transaction, and the highest committed sequence goes back as the Ack. Streams of the same agent
-boot are serialised, so a reconnecting agent never races its own previous stream.
+transaction, and the highest committed sequence goes back as the Ack. While one batch is written
+the next is staged (decoded, its rows made) against the sequence that write will commit, so that
+Python's work on one overlaps the database's on the other. Writes of the same agent boot are
+serialised, in order; a batch staged before another stream of its boot (a reconnecting agent)
+committed further is staged again.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import dataclasses
 import hmac
 import logging
+import operator
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -21,7 +25,7 @@ import grpc
 
 from lens.containers import wire
 from lens.containers.model import Record
-from lens.containers.recording import EventRecorder
+from lens.containers.recording import EventRecorder, Prepared
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
 from lens.runtime.selfmetrics import SelfMetrics
@@ -147,18 +151,48 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         self._metrics.connected.labels(peer, "k8s").set(1)
         keys: set[tuple[str, str]] = set()
         carried: pb.EventBatch | _End | None = None
+        # One batch is written while the next is staged; batches are written in order.
+        writing: asyncio.Task[pb.Ack] | None = None
+        last: _Staged | None = None
+        getting: asyncio.Future[pb.EventBatch | _End] | None = None
         try:
             while True:
-                taken = carried if carried is not None else await queue.get()
+                if carried is None:
+                    getting = asyncio.ensure_future(queue.get())
+                    if writing is not None:
+                        await asyncio.wait((getting, writing), return_when=asyncio.FIRST_COMPLETED)
+                        if not getting.done():
+                            # Nothing to stage meanwhile: acknowledge as soon as committed.
+                            yield writing.result()
+                            writing = None
+                    taken = await getting
+                    getting = None
+                else:
+                    taken = carried
                 if isinstance(taken, _End):
                     break
                 batch, carried = _merge(taken, queue, self._batch_records)
                 keys.add((batch.node, batch.boot_id))
-                yield await self._commit(batch)
+                after = None
+                if writing is not None and last is not None and last.key == _key(batch):
+                    after = last.through
+                last = await self._stage(batch, after)
+                if writing is not None:
+                    yield await writing
+                writing = asyncio.create_task(self._commit(last))
+            if writing is not None:
+                yield await writing
+                writing = None
             if not await reader:
                 self._metrics.stream_errors.inc()
         finally:
             reader.cancel()
+            if getting is not None:
+                getting.cancel()
+            if writing is not None and not writing.done():
+                # The stream is gone; the write goes on, holding its boot's lock until done, so
+                # that the agent's next stream starts from what it committed.
+                writing.add_done_callback(_retrieve)
             self._metrics.connected.remove(peer, "k8s")
             for key in keys:
                 lock = self._locks.get(key)
@@ -166,43 +200,67 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                     self._locks.pop(key, None)
                     self._committed.pop(key, None)
 
-    async def _commit(self, batch: _Merged) -> pb.Ack:
+    async def _stage(self, batch: _Merged, after: int | None) -> _Staged:
+        """`batch`'s records above `after` (default: what is committed now), decoded and with
+        their rows made."""
         key = (batch.node, batch.boot_id)
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        async with lock:
-            committed = self._committed.get(key)
-            if committed is None:
-                committed = await asyncio.to_thread(self._recorder.committed, *key)
-            fresh = [r for r in batch.records if r.sequence > committed]
-            self._metrics.duplicates.inc(len(batch.records) - len(fresh))
-            if fresh:
-                committed = await self._write(batch, fresh, committed)
-            self._committed[key] = committed
-        return pb.Ack(boot_id=batch.boot_id, committed_sequence=committed)
+        if after is None:
+            after = self._committed.get(key)
+            if after is None:
+                after = await asyncio.to_thread(self._recorder.committed, *key)
+        fresh = sorted(
+            (r for r in batch.records if r.sequence > after), key=operator.attrgetter("sequence")
+        )
+        prepared = None
+        if fresh:
+            prepared = self._recorder.prepare(batch.node, self._decode(fresh))
+        return _Staged(
+            key=key, received=len(batch.records), after=after, fresh=fresh, prepared=prepared
+        )
 
-    async def _write(self, batch: _Merged, fresh: list[pb.Record], committed: int) -> int:
-        fresh.sort(key=lambda r: r.sequence)
-        gap = fresh[0].sequence - committed - 1
+    async def _commit(self, staged: _Staged) -> pb.Ack:
+        node, boot_id = staged.key
+        lock = self._locks.setdefault(staged.key, asyncio.Lock())
+        received = staged.received
+        async with lock:
+            committed = self._committed.get(staged.key)
+            if committed is None:
+                committed = await asyncio.to_thread(self._recorder.committed, *staged.key)
+            if committed != staged.after:
+                # Another stream of this boot committed meanwhile (an agent that reconnected
+                # while its old stream was still being written): stage again from there (its
+                # records then count as received twice; rare enough not to track).
+                staged = await self._stage(
+                    _Merged(node=node, boot_id=boot_id, records=staged.fresh), committed
+                )
+            self._metrics.duplicates.inc(received - len(staged.fresh))
+            if staged.prepared is not None:
+                committed = await self._write(staged, staged.prepared)
+            self._committed[staged.key] = committed
+        return pb.Ack(boot_id=boot_id, committed_sequence=committed)
+
+    async def _write(self, staged: _Staged, prepared: Prepared) -> int:
+        node, boot_id = staged.key
+        gap = staged.fresh[0].sequence - staged.after - 1
         if gap > 0:
             self._metrics.gaps.inc(gap)
             log.warning(
                 "agent dropped events before sending them",
-                extra={"node": batch.node, "boot_id": batch.boot_id, "missing": gap},
+                extra={"node": node, "boot_id": boot_id, "missing": gap},
             )
-        records = self._decode(fresh)
         started = time.perf_counter()
-        through = fresh[-1].sequence
+        through = staged.through
         await asyncio.to_thread(
-            lambda: self._recorder.commit(
-                node=batch.node, boot_id=batch.boot_id, records=records, through=through
+            lambda: self._recorder.write(
+                node=node, boot_id=boot_id, prepared=prepared, through=through
             )
         )
         self._metrics.processing.labels("k8s").observe(time.perf_counter() - started)
         now = self._time()
-        for record in fresh:
+        for record in staged.fresh:
             self._metrics.lag.observe(max(0.0, now - wire.seconds_of(record.observed_at)))
-        self._metrics.batch.observe(len(fresh))
-        self._metrics.committed.inc(len(fresh))
+        self._metrics.batch.observe(len(staged.fresh))
+        self._metrics.committed.inc(len(staged.fresh))
         return through
 
     def _decode(self, fresh: list[pb.Record]) -> list[Record]:
@@ -225,6 +283,34 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         for source, count in received.items():
             self._metrics.received.labels(source).inc(count)
         return records
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Staged:
+    """A merged batch's records above `after`, in sequence order, ready to write."""
+
+    key: tuple[str, str]  # node, boot id
+    received: int  # records in the batch, the duplicates among them included
+    after: int  # the committed sequence they were chosen against
+    fresh: list[pb.Record]
+    prepared: Prepared | None  # None: nothing new
+
+    @property
+    def through(self) -> int:
+        """The committed sequence once written."""
+        return self.fresh[-1].sequence if self.fresh else self.after
+
+
+def _key(batch: _Merged) -> tuple[str, str]:
+    return (batch.node, batch.boot_id)
+
+
+def _retrieve(task: asyncio.Task[pb.Ack]) -> None:
+    """Take the outcome of a write whose stream ended, so that a failure is logged once."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning(
+            "writing a batch of a closed stream failed", extra={"error": str(task.exception())}
+        )
 
 
 async def _read_into(requests: AsyncIterator[pb.EventBatch], queue: _Queue) -> bool:

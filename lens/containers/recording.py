@@ -1,10 +1,11 @@
 """Write container events to the store: one idempotent transaction per batch of an agent's records.
 
-The event server (receiving.py) hands over the records of one agent boot in sequence order;
-this writes node_containers, node_container_devices and node_container_events through the
-store's upsert helpers and advances event_streams.committed_sequence in the same transaction,
-so a record is either committed with its sequence or not at all, and a resent one is skipped.
-An Inventory closes the rows of containers that ended while nobody watched.
+The event server (receiving.py) hands over the records of one agent boot in sequence order,
+prepared (rows made, no database) while the previous batch is written. This writes
+node_containers, node_container_devices and node_container_events through the store's upsert
+helpers and advances event_streams.committed_sequence in the same transaction, so a record is
+either committed with its sequence or not at all, and a resent one is skipped. An Inventory
+closes the rows of containers that ended while nobody watched.
 """
 
 from __future__ import annotations
@@ -89,6 +90,29 @@ class StoredDevices:
                 self._sets.popitem(last=False)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Told:
+    """The planned rows of the events told between two inventories (or the batch's ends)."""
+
+    containers: upserting.Planned | None
+    events: upserting.Planned | None
+
+    def write(self) -> int:
+        """Write both; the event rows new to the table."""
+        if self.containers is not None:
+            self.containers.write()
+        return 0 if self.events is None else self.events.write()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Prepared:
+    """An agent's records with their rows made, in sequence order: what `EventRecorder.write`
+    writes. Device rows are left to the write, which knows which are stored by then."""
+
+    steps: tuple[_Told | Inventory, ...]
+    events: tuple[ContainerEvent, ...]
+
+
 class EventRecorder:
     """Commits agents' records for one cluster."""
 
@@ -118,10 +142,31 @@ class EventRecorder:
         self, *, node: str, boot_id: str, records: Sequence[Record], through: int
     ) -> Committed:
         """Write `records` (in sequence order) and mark `through` committed, atomically."""
-        events = [r for r in records if isinstance(r, ContainerEvent)]
-        devices = self._stored_devices.changes(events)
+        return self.write(
+            node=node, boot_id=boot_id, prepared=self.prepare(node, records), through=through
+        )
+
+    def prepare(self, node: str, records: Sequence[Record]) -> Prepared:
+        """The rows of `records` made and planned, without the database: the event server
+        prepares an agent's next batch while the previous one is being written."""
+        steps: list[_Told | Inventory] = []
+        told: list[ContainerEvent] = []
+        for record in records:
+            if isinstance(record, Inventory):
+                steps.append(self._plan_told(node, told))
+                steps.append(record)
+                told = []
+            else:
+                told.append(record)
+        steps.append(self._plan_told(node, told))
+        events = tuple(r for r in records if isinstance(r, ContainerEvent))
+        return Prepared(steps=tuple(steps), events=events)
+
+    def write(self, *, node: str, boot_id: str, prepared: Prepared, through: int) -> Committed:
+        """Write what `prepare` made and mark `through` committed, atomically."""
+        devices = self._stored_devices.changes(prepared.events)
         committed = database.idempotent_transaction(
-            self._db, lambda: self._write(node, boot_id, records, devices, through)
+            self._db, lambda: self._write(node, boot_id, prepared, devices, through)
         )
         self._stored_devices.remember(devices.to_store)
         return committed
@@ -130,22 +175,18 @@ class EventRecorder:
         self,
         node: str,
         boot_id: str,
-        records: Sequence[Record],
+        prepared: Prepared,
         devices: DeviceChanges,
         through: int,
     ) -> Committed:
         # Applied in sequence order: an inventory judges only the containers told of before it
         # (one told of after it in the same batch was created after its listing).
         new_events = closed = 0
-        told: list[ContainerEvent] = []
-        for record in records:
-            if isinstance(record, Inventory):
-                new_events += self._write_events(node, told)
-                told = []
-                closed += self._close_missing(node, record)
+        for step in prepared.steps:
+            if isinstance(step, Inventory):
+                closed += self._close_missing(node, step)
             else:
-                told.append(record)
-        new_events += self._write_events(node, told)
+                new_events += step.write()
         self._write_devices(devices)
         now = datetime.datetime.now(datetime.UTC)
         upserting.upsert(
@@ -163,23 +204,23 @@ class EventRecorder:
         )
         return Committed(events=new_events, closed=closed)
 
-    def _write_events(self, node: str, events: Sequence[ContainerEvent]) -> int:
-        if not events:
-            return 0
+    def _plan_told(self, node: str, events: Sequence[ContainerEvent]) -> _Told:
         cluster = self._cluster
         # A container's row as of its last event here is the row the upsert would keep anyway.
         last = {e.container.id: e for e in events}
-        upserting.upsert(
-            models.NodeContainer,
-            upserting.Table(
-                CONTAINER_COLUMNS, [container_row(cluster, node, e) for e in last.values()]
+        return _Told(
+            containers=upserting.plan_upsert(
+                models.NodeContainer,
+                upserting.Table(
+                    CONTAINER_COLUMNS, [container_row(cluster, node, e) for e in last.values()]
+                ),
             ),
-        )
-        return upserting.insert_new(
-            models.NodeContainerEvent,
-            upserting.Table(
-                EVENT_COLUMNS,
-                [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
+            events=upserting.plan_insert_new(
+                models.NodeContainerEvent,
+                upserting.Table(
+                    EVENT_COLUMNS,
+                    [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
+                ),
             ),
         )
 

@@ -1,12 +1,20 @@
-"""The event server's merging of the batches waiting on one stream."""
+"""The event server's handling of one stream's batches: merging those waiting, staging the next
+while the last is written."""
 
 from __future__ import annotations
 
 import asyncio
 
+import peewee
+import pytest
+
 from lens.containers import receiving, wire
 from lens.containers.model import Container, ContainerEvent, EventType, Source
+from lens.containers.receiving import EventReceiver, ReceiverMetrics
+from lens.containers.recording import EventRecorder
 from lens.proto._generated.lens.v1 import events_pb2 as pb
+from lens.runtime.selfmetrics import SelfMetrics
+from lens.store import models
 
 
 def _record(sequence: int, cid: str) -> pb.Record:
@@ -48,3 +56,32 @@ def test_waiting_batches_of_one_boot_are_merged_up_to_the_limit() -> None:
         ("b2", [1]),
     ]
     assert isinstance(result[-1][2], receiving._End)
+
+
+@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+def test_a_batch_staged_before_another_stream_of_its_boot_committed_is_staged_again(
+    db: peewee.Database,
+) -> None:
+    """Staging happens while the previous batch is written, against the sequence that write will
+    commit; should another stream of the same agent boot (a reconnect) commit further meanwhile,
+    the staged batch must not take the committed sequence back."""
+    receiver = EventReceiver(
+        EventRecorder(db, cluster="c1"),
+        metrics=ReceiverMetrics(SelfMetrics(process=False)),
+        batch_records=100,
+    )
+
+    def merged(*sequences: int) -> receiving._Merged:
+        return receiving._Merged(
+            node="n1", boot_id="b1", records=[_record(s, f"c{s}") for s in sequences]
+        )
+
+    async def run() -> tuple[int, int]:
+        stale = await receiver._stage(merged(1, 2, 3, 4), after=0)
+        newer = await receiver._commit(await receiver._stage(merged(1, 2, 3, 4, 5, 6), None))
+        again = await receiver._commit(stale)
+        return newer.committed_sequence, again.committed_sequence
+
+    assert asyncio.run(run()) == (6, 6)
+    assert EventRecorder(db, cluster="c1").committed("n1", "b1") == 6
+    assert models.NodeContainerEvent.select().count() == 6
