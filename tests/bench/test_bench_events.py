@@ -25,6 +25,8 @@ def test_the_events_benchmark_prints_rates_ratios_and_latency() -> None:
             "20",
             "--latency-seconds",
             "0.5",
+            "--runs",
+            "2",
         ],
         capture_output=True,
         text=True,
@@ -41,6 +43,8 @@ def test_the_events_benchmark_prints_rates_ratios_and_latency() -> None:
         assert (baseline["events"], baseline["event_rows"]) == (20, 20)
         assert entry["ratio"] == round(lens["events_per_s"] / baseline["events_per_s"], 1)
         assert set(lens["cpu_seconds_per_1000_events"]) == {"agent", "server", "postgresql"}
+        runs = lens["runs_events_per_s"]
+        assert len(runs) == 2 and runs == sorted(runs) and lens["events_per_s"] in runs
     latency = figures["latency"]
     assert latency["events"] == 50
     assert 0 < latency["p50_ms"] <= latency["p99_ms"] <= latency["max_ms"]
