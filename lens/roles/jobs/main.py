@@ -14,7 +14,7 @@ import peewee
 from lens.containers.receiving import EventReceiver, ReceiverMetrics, TokenCheck
 from lens.containers.recording import EventRecorder
 from lens.proto._generated.lens.v1 import events_pb2_grpc
-from lens.runtime import collector, grpcserver, kit, settings, tokenfile
+from lens.runtime import grpcserver, interpreter, kit, settings, tokenfile
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config, JobsConfig
 from lens.store import database, migrating
@@ -81,5 +81,5 @@ def run(config: Config) -> int:
             }
         },
     )
-    collector.tune_for_throughput()
+    interpreter.tune_for_throughput()
     return jobs.kit.service.run()
