@@ -13,13 +13,14 @@ committed further is staged again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hmac
 import logging
 import operator
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 import grpc
 
@@ -150,8 +151,27 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         reader = asyncio.create_task(_read_into(request_iterator, queue))
         self._metrics.connected.labels(peer, "k8s").set(1)
         keys: set[tuple[str, str]] = set()
+        try:
+            async with contextlib.aclosing(self._acks(queue, keys)) as acks:
+                async for ack in acks:
+                    yield ack
+            if not await reader:
+                self._metrics.stream_errors.inc()
+        finally:
+            reader.cancel()
+            self._metrics.connected.remove(peer, "k8s")
+            for key in keys:
+                lock = self._locks.get(key)
+                if lock is not None and not lock.locked():
+                    self._locks.pop(key, None)
+                    self._committed.pop(key, None)
+
+    async def _acks(
+        self, queue: _Queue, keys: set[tuple[str, str]]
+    ) -> AsyncGenerator[pb.Ack, None]:
+        """Commit the queued batches, one written while the next is staged, in order; an Ack per
+        write. `keys` collects the agent boots seen."""
         carried: pb.EventBatch | _End | None = None
-        # One batch is written while the next is staged; batches are written in order.
         writing: asyncio.Task[pb.Ack] | None = None
         last: _Staged | None = None
         getting: asyncio.Future[pb.EventBatch | _End] | None = None
@@ -172,7 +192,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                 if isinstance(taken, _End):
                     break
                 batch, carried = _merge(taken, queue, self._batch_records)
-                keys.add((batch.node, batch.boot_id))
+                keys.add(_key(batch))
                 after = None
                 if writing is not None and last is not None and last.key == _key(batch):
                     after = last.through
@@ -183,22 +203,13 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             if writing is not None:
                 yield await writing
                 writing = None
-            if not await reader:
-                self._metrics.stream_errors.inc()
         finally:
-            reader.cancel()
             if getting is not None:
                 getting.cancel()
             if writing is not None and not writing.done():
                 # The stream is gone; the write goes on, holding its boot's lock until done, so
                 # that the agent's next stream starts from what it committed.
                 writing.add_done_callback(_retrieve)
-            self._metrics.connected.remove(peer, "k8s")
-            for key in keys:
-                lock = self._locks.get(key)
-                if lock is not None and not lock.locked():
-                    self._locks.pop(key, None)
-                    self._committed.pop(key, None)
 
     async def _stage(self, batch: _Merged, after: int | None) -> _Staged:
         """`batch`'s records above `after` (default: what is committed now), decoded and with
