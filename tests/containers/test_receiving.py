@@ -7,8 +7,6 @@ from collections.abc import Callable
 import grpc
 import pytest
 
-from lens.containers import wire
-from lens.containers.model import Container, ContainerEvent, EventType, Source
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
 from lens.store import models
@@ -17,16 +15,6 @@ pytestmark = [
     pytest.mark.slow_timeout,
     pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True),
 ]
-
-
-def _record(sequence: int, cid: str) -> pb.Record:
-    container = Container(
-        id=cid, name="main", pod=None, devices=(), created_at=1.0, status="Running"
-    )
-    event = ContainerEvent(
-        type=EventType.STARTED, source=Source.CONTAINERD, container=container, time=float(sequence)
-    )
-    return wire.Encoder().record(event, sequence=sequence, observed_at=1.0)
 
 
 def _metrics(running: object) -> bytes:
@@ -44,17 +32,21 @@ def _send(address: str, batches: list[pb.EventBatch], token: str = "") -> list[p
 
 
 def test_records_are_committed_once_and_acknowledged_in_order(
-    start_jobs: Callable[..., object],
+    start_jobs: Callable[..., object], started_record: Callable[[int, str], pb.Record]
 ) -> None:
     running = start_jobs()
     address = running.address  # type: ignore[attr-defined]
     hello = pb.EventBatch(node="n1", boot_id="b1")
-    first = pb.EventBatch(node="n1", boot_id="b1", records=[_record(1, "a"), _record(2, "b")])
+    first = pb.EventBatch(
+        node="n1", boot_id="b1", records=[started_record(1, "a"), started_record(2, "b")]
+    )
     acks = _send(address, [hello, first])
     assert [a.committed_sequence for a in acks] == [0, 2]
     # Reconnect and resend 1..2 with 3: only 3 is new. A bad record is committed and counted.
     again = pb.EventBatch(
-        node="n1", boot_id="b1", records=[_record(1, "a"), _record(2, "b"), _record(3, "c")]
+        node="n1",
+        boot_id="b1",
+        records=[started_record(1, "a"), started_record(2, "b"), started_record(3, "c")],
     )
     bad = pb.EventBatch(node="n1", boot_id="b1", records=[pb.Record(sequence=4)])
     assert [a.committed_sequence for a in _send(address, [again, bad])][-1] == 4
@@ -65,16 +57,20 @@ def test_records_are_committed_once_and_acknowledged_in_order(
     assert b'primus_lens_jobs_container_event_error_total{source="k8s"} 1.0' in text
 
 
-def test_a_sequence_gap_is_counted(start_jobs: Callable[..., object]) -> None:
+def test_a_sequence_gap_is_counted(
+    start_jobs: Callable[..., object], started_record: Callable[[int, str], pb.Record]
+) -> None:
     running = start_jobs()
-    batch = pb.EventBatch(node="n1", boot_id="b2", records=[_record(5, "a")])
+    batch = pb.EventBatch(node="n1", boot_id="b2", records=[started_record(5, "a")])
     assert _send(running.address, [batch])[-1].committed_sequence == 5  # type: ignore[attr-defined]
     assert b"lens_events_gaps_total 4.0" in _metrics(running)
 
 
-def test_a_wrong_token_is_refused(start_jobs: Callable[..., object]) -> None:
+def test_a_wrong_token_is_refused(
+    start_jobs: Callable[..., object], started_record: Callable[[int, str], pb.Record]
+) -> None:
     running = start_jobs(token="s3cret")
-    batch = pb.EventBatch(node="n1", boot_id="b3", records=[_record(1, "a")])
+    batch = pb.EventBatch(node="n1", boot_id="b3", records=[started_record(1, "a")])
     with pytest.raises(grpc.RpcError) as refused:
         _send(running.address, [batch], token="wrong")  # type: ignore[attr-defined]
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED

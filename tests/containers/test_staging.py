@@ -4,12 +4,12 @@ while the last is written."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import peewee
 import pytest
 
-from lens.containers import receiving, wire
-from lens.containers.model import Container, ContainerEvent, EventType, Source
+from lens.containers import receiving
 from lens.containers.receiving import EventReceiver, ReceiverMetrics
 from lens.containers.recording import EventRecorder
 from lens.proto._generated.lens.v1 import events_pb2 as pb
@@ -17,23 +17,15 @@ from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import models
 
 
-def _record(sequence: int, cid: str) -> pb.Record:
-    container = Container(
-        id=cid, name="main", pod=None, devices=(), created_at=1.0, status="Running"
-    )
-    event = ContainerEvent(
-        type=EventType.STARTED, source=Source.CONTAINERD, container=container, time=float(sequence)
-    )
-    return wire.Encoder().record(event, sequence=sequence, observed_at=1.0)
-
-
-def test_waiting_batches_of_one_boot_are_merged_up_to_the_limit() -> None:
+def test_waiting_batches_of_one_boot_are_merged_up_to_the_limit(
+    started_record: Callable[[int, str], pb.Record],
+) -> None:
     """Batches already queued are committed together while they fit and are of the same boot;
     the first that does not is carried to the next commit."""
 
     def batch(boot: str, *sequences: int) -> pb.EventBatch:
         return pb.EventBatch(
-            node="n1", boot_id=boot, records=[_record(s, f"c{s}") for s in sequences]
+            node="n1", boot_id=boot, records=[started_record(s, f"c{s}") for s in sequences]
         )
 
     async def merged() -> list[tuple[str, list[int], object]]:
@@ -60,7 +52,7 @@ def test_waiting_batches_of_one_boot_are_merged_up_to_the_limit() -> None:
 
 @pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
 def test_a_batch_staged_before_another_stream_of_its_boot_committed_is_staged_again(
-    db: peewee.Database,
+    db: peewee.Database, started_record: Callable[[int, str], pb.Record]
 ) -> None:
     """Staging happens while the previous batch is written, against the sequence that write will
     commit; should another stream of the same agent boot (a reconnect) commit further meanwhile,
@@ -73,7 +65,7 @@ def test_a_batch_staged_before_another_stream_of_its_boot_committed_is_staged_ag
 
     def merged(*sequences: int) -> receiving._Merged:
         return receiving._Merged(
-            node="n1", boot_id="b1", records=[_record(s, f"c{s}") for s in sequences]
+            node="n1", boot_id="b1", records=[started_record(s, f"c{s}") for s in sequences]
         )
 
     async def run() -> tuple[int, int]:
