@@ -127,7 +127,8 @@ def _as_table(model: type[models.LensModel], rows: Iterable[Row] | Table) -> Tab
                 raise ValueError(
                     f"{model.__name__}: every row of a batch must have the same columns"
                 )
-        values = [_picker(columns)(row) for row in mappings]
+        pick = _picker(columns)
+        values = [pick(row) for row in mappings]
     known = model._meta.fields
     for name in columns:
         if name not in known:
