@@ -222,11 +222,15 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         fresh = sorted(
             (r for r in batch.records if r.sequence > after), key=operator.attrgetter("sequence")
         )
-        prepared = None
-        if fresh:
-            prepared = self._recorder.prepare(batch.node, self._decode(fresh))
+        records, sources, unusable = self._decode(fresh)
         return _Staged(
-            key=key, received=len(batch.records), after=after, fresh=fresh, prepared=prepared
+            key=key,
+            received=len(batch.records),
+            after=after,
+            fresh=fresh,
+            prepared=self._recorder.prepare(batch.node, records) if fresh else None,
+            sources=sources,
+            unusable=unusable,
         )
 
     async def _commit(self, staged: _Staged) -> pb.Ack:
@@ -239,12 +243,14 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                 committed = await asyncio.to_thread(self._recorder.committed, *staged.key)
             if committed != staged.after:
                 # Another stream of this boot committed meanwhile (an agent that reconnected
-                # while its old stream was still being written): stage again from there (its
-                # records then count as received twice; rare enough not to track).
+                # while its old stream was still being written): stage again from there.
                 staged = await self._stage(
                     _Merged(node=node, boot_id=boot_id, records=staged.fresh), committed
                 )
             self._metrics.duplicates.inc(received - len(staged.fresh))
+            for source, count in staged.sources.items():
+                self._metrics.received.labels(source).inc(count)
+            self._metrics.errors.labels("k8s").inc(staged.unusable)
             if staged.prepared is not None:
                 committed = await self._write(staged, staged.prepared)
             self._committed[staged.key] = committed
@@ -274,26 +280,26 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         self._metrics.committed.inc(len(staged.fresh))
         return through
 
-    def _decode(self, fresh: list[pb.Record]) -> list[Record]:
+    def _decode(self, fresh: list[pb.Record]) -> tuple[list[Record], Counter[str], int]:
+        """The records decoded, their events counted by source, and how many were unusable."""
         records: list[Record] = []
-        received: Counter[str] = Counter()
+        sources: Counter[str] = Counter()
+        unusable = 0
         for record in fresh:
             body = record.WhichOneof("body")
             try:
                 if body == "event":
                     event = self._decoder.event(record.event)
                     records.append(event)
-                    received[event.source.value] += 1
+                    sources[event.source.value] += 1
                 elif body == "inventory":
                     records.append(self._decoder.inventory(record.inventory))
                 else:
                     raise wire.WireError("record without a body")
             except wire.WireError as exc:
-                self._metrics.errors.labels("k8s").inc()
+                unusable += 1
                 log.warning("container event record dropped", extra={"reason": str(exc)})
-        for source, count in received.items():
-            self._metrics.received.labels(source).inc(count)
-        return records
+        return records, sources, unusable
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -305,6 +311,8 @@ class _Staged:
     after: int  # the committed sequence they were chosen against
     fresh: list[pb.Record]
     prepared: Prepared | None  # None: nothing new
+    sources: Counter[str]  # fresh events by source (k8s, docker), counted once committed
+    unusable: int  # fresh records that could not be decoded
 
     @property
     def through(self) -> int:

@@ -57,10 +57,9 @@ def test_a_batch_staged_before_another_stream_of_its_boot_committed_is_staged_ag
     """Staging happens while the previous batch is written, against the sequence that write will
     commit; should another stream of the same agent boot (a reconnect) commit further meanwhile,
     the staged batch must not take the committed sequence back."""
+    metrics = SelfMetrics(process=False)
     receiver = EventReceiver(
-        EventRecorder(db, cluster="c1"),
-        metrics=ReceiverMetrics(SelfMetrics(process=False)),
-        batch_records=100,
+        EventRecorder(db, cluster="c1"), metrics=ReceiverMetrics(metrics), batch_records=100
     )
 
     def merged(*sequences: int) -> receiving._Merged:
@@ -77,3 +76,10 @@ def test_a_batch_staged_before_another_stream_of_its_boot_committed_is_staged_ag
     assert asyncio.run(run()) == (6, 6)
     assert EventRecorder(db, cluster="c1").committed("n1", "b1") == 6
     assert models.NodeContainerEvent.select().count() == 6
+
+    def counted(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(name, labels)
+
+    # Each event counts once as received; the stale batch's four as duplicates.
+    assert counted("primus_lens_jobs_container_event_recv_total", source="k8s") == 6
+    assert counted("lens_events_duplicates_total") == 4
