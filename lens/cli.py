@@ -353,11 +353,20 @@ def containers_command(
     all_containers: Annotated[
         bool, typer.Option("--all", help="Also containers given no GPU or RDMA device.")
     ] = False,
+    docker_address: Annotated[
+        str | None,
+        typer.Option(
+            "--docker-address",
+            help="Docker Engine's socket, read too (overrides containers.docker_address).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     watch: WatchOption = False,
     interval: IntervalOption = 2.0,
 ) -> None:
-    """Show this node's live containers with their pods, GPUs and RDMA devices (from containerd)."""
+    """Show this node's live containers with their pods, GPUs and RDMA devices (from containerd,
+    and Docker when configured)."""
     from rich.console import Console
 
     from lens.roles.diagnostics import containers, showing
@@ -373,6 +382,9 @@ def containers_command(
             namespace=namespace or cfg.containers.namespace,
             all_containers=all_containers or cfg.containers.all_containers,
             pod_resources_socket=cfg.containers.pod_resources_socket,
+            docker_address=(
+                cfg.containers.docker_address if docker_address is None else docker_address
+            ),
         )
         showing.show(diagnostic, console=console, as_json=as_json, watch=watch, interval=interval)
     except KeyboardInterrupt:

@@ -1,8 +1,9 @@
 """`lens containers`: this node's live containers with their pods, GPUs and RDMA devices.
 
-Reads containerd directly (no agent, no database) and attributes devices the way the node agent
-does: the device numbers of the host's GPUs and RDMA devices from sysfs, matched against each
-container's OCI spec. `--json` prints the agent's /v1/pods array.
+Reads containerd directly (and Docker Engine when containers.docker_address is set; no agent, no
+database) and attributes devices the way the node agent does: the device numbers of the host's
+GPUs and RDMA devices from sysfs, matched against each container's OCI spec. `--json` prints the
+agent's /v1/pods array.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.text import Text
 from lens.containers import listing
 from lens.containers.attribution import KnownDevice
 from lens.containers.containerd import ContainerdClient
+from lens.containers.docker import DockerClient
 from lens.containers.model import Container, Pod, Source
 from lens.containers.podresources import Allocations, PodResourcesClient, allocated_devices
 from lens.containers.tracking import ContainerTracker
@@ -34,8 +36,9 @@ from lens.runtime import errors
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ContainersReport:
-    containers: tuple[Container, ...]
-    address: str
+    containers: tuple[Container, ...]  # containerd's, then Docker's
+    sources: dict[str, Source]  # each container's runtime, by container id
+    addresses: dict[Source, str]  # the runtimes read
     problems: tuple[str, ...]
     read_at: float
 
@@ -47,7 +50,7 @@ class _HostDevices:
 
 
 class ContainersReader:
-    """Lists containerd's containers and attributes their devices, on every read."""
+    """Lists containerd's (and Docker's) containers and attributes their devices, on every read."""
 
     def __init__(
         self,
@@ -57,24 +60,27 @@ class ContainersReader:
         namespace: str,
         all_containers: bool,
         pod_resources_socket: str = "",
+        docker_address: str = "",
         timeout_seconds: float = 10.0,
     ) -> None:
         self._root = root
         self._host = HostFiles(root)
         self._readers: tuple[GpuReader, RdmaReader] | None = None
         self._address = address
+        self._docker_address = docker_address
         self._namespace = namespace
         self._all = all_containers
         self._pod_resources_socket = pod_resources_socket
         self._timeout = timeout_seconds
 
     def read(self) -> ContainersReport:
-        """The live containers; SourceError when containerd cannot be reached."""
+        """The live containers; SourceError when containerd cannot be reached (Docker that
+        cannot is a problem in the report)."""
         problems: list[str] = []
         found: list[_HostDevices] = []
 
         def host_devices() -> _HostDevices:
-            if not found:  # only once containerd answered with a container to attribute
+            if not found:  # only once a runtime answered with a container to attribute
                 found.append(self._host_devices(problems))
             return found[0]
 
@@ -84,28 +90,53 @@ class ContainersReader:
             if socket and Path(socket).exists()
             else None
         )
-        tracker = ContainerTracker(
-            source=Source.CONTAINERD,
-            lookup=lambda major, minor: host_devices().by_number.get((major, minor)),
-            emit=lambda _: None,  # a one-off listing: events go nowhere
-            all_containers=self._all,
-            allocated=None if kubelet is None else _allocated(kubelet, host_devices),
-        )
-        client = ContainerdClient(
-            self._address, namespace=self._namespace, timeout_seconds=self._timeout
-        )
+        allocated = None if kubelet is None else _allocated(kubelet, host_devices)
+        listed: list[tuple[Source, Container]] = []
+        addresses = {Source.CONTAINERD: self._address}
         try:
-            tracker.resync(client, now=time.time())
+            client = ContainerdClient(
+                self._address, namespace=self._namespace, timeout_seconds=self._timeout
+            )
+            try:
+                listed += self._list(Source.CONTAINERD, client, host_devices, allocated)
+            finally:
+                client.close()
+            if self._docker_address:
+                addresses[Source.DOCKER] = self._docker_address
+                docker = DockerClient(
+                    self._docker_address, host_root=self._root, timeout_seconds=self._timeout
+                )
+                try:
+                    listed += self._list(Source.DOCKER, docker, host_devices, allocated)
+                except errors.SourceError as exc:
+                    problems.append(f"Docker unreachable: {exc}")
         finally:
-            client.close()
             if kubelet is not None:
                 kubelet.close()
         return ContainersReport(
-            containers=tuple(tracker.containers()),
-            address=self._address,
+            containers=tuple(c for _, c in listed),
+            sources={c.id: source for source, c in listed},
+            addresses=addresses,
             problems=tuple(problems),
             read_at=time.time(),
         )
+
+    def _list(
+        self,
+        source: Source,
+        client: ContainerdClient | DockerClient,
+        host_devices: Callable[[], _HostDevices],
+        allocated: Callable[[Pod, str], list[KnownDevice]] | None,
+    ) -> list[tuple[Source, Container]]:
+        tracker = ContainerTracker(
+            source=source,
+            lookup=lambda major, minor: host_devices().by_number.get((major, minor)),
+            emit=lambda _: None,  # a one-off listing: events go nowhere
+            all_containers=self._all,
+            allocated=allocated,
+        )
+        tracker.resync(client, now=time.time())
+        return [(source, c) for c in tracker.containers()]
 
     def _host_devices(self, problems: list[str]) -> _HostDevices:
         if self._readers is None:  # made on first need: GpuReader runs amd-smi once
@@ -147,6 +178,9 @@ def _age(seconds: float) -> str:
     return f"{seconds / 86400:.0f}d"
 
 
+_RUNTIME_NAMES = {Source.CONTAINERD: "containerd", Source.DOCKER: "Docker"}
+
+
 def _row(container: Container, now: float) -> list[str]:
     pod = container.pod
     gpus = [str(d.number) for d in container.devices if d.type == "gpu"]
@@ -166,16 +200,22 @@ def _row(container: Container, now: float) -> list[str]:
 
 
 def table(report: ContainersReport) -> Group:
+    runtimes = len(report.addresses) > 1
     grid = Table(
         box=box.SIMPLE_HEAD,
         title=f"{len(report.containers)} containers",
-        caption=f"containerd at {report.address}",
+        caption=" · ".join(
+            f"{_RUNTIME_NAMES[source]} at {address}" for source, address in report.addresses.items()
+        ),
         caption_justify="left",
     )
     for name in ("Container", "Pod", "Name", "Status", "GPUs", "RDMA", "Age"):
         grid.add_column(name, justify="right" if name == "Age" else "left")
+    if runtimes:
+        grid.add_column("Runtime")
     for container in report.containers:
-        grid.add_row(*_row(container, report.read_at))
+        runtime = [_RUNTIME_NAMES[report.sources[container.id]]] if runtimes else []
+        grid.add_row(*_row(container, report.read_at), *runtime)
     return Group(grid, *(Text(f"! {problem}", style="yellow") for problem in report.problems))
 
 
@@ -190,8 +230,10 @@ def diagnostic(
     namespace: str,
     all_containers: bool,
     pod_resources_socket: str = "",
+    docker_address: str = "",
 ) -> showing.Diagnostic[ContainersReport]:
-    """`lens containers` for the host seen at `root` and the containerd at `address`."""
+    """`lens containers` for the host seen at `root`, the containerd at `address` and, when
+    given, the Docker Engine at `docker_address`."""
     if not address:
         raise errors.ConfigError(
             source="config",
@@ -204,5 +246,6 @@ def diagnostic(
         namespace=namespace,
         all_containers=all_containers,
         pod_resources_socket=pod_resources_socket,
+        docker_address=docker_address,
     )
     return showing.Diagnostic(read=reader.read, table=table, to_json=to_json, empty=lambda _: False)

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from lens.containers.model import Source
 from lens.roles.diagnostics import containers
 from lens.runtime import errors
 from lens.sim.containerd import PrivateContainerd, pod_labels
+from lens.sim.docker import PrivateDocker
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kubelet import podresources
 from lens.sim.kubelet.devices import Device, DeviceAllocator
@@ -133,3 +135,59 @@ def test_the_kubelets_allocation_names_the_gpus(
         kubelet.stop(grace=0).wait(5)
     (gpu,) = report.containers
     assert [(d.type, d.number) for d in gpu.devices] == [("gpu", 2), ("ib", 0)]
+
+
+def test_docker_containers_are_listed_too_when_configured(
+    mi300x: HostTree,
+    containerd: PrivateContainerd,
+    running: None,
+    docker: PrivateDocker,
+    device_nodes: dict[str, Path],
+    tmp_path: Path,
+) -> None:
+    labels = {"io.kubernetes.pod.name": "infer-0", "io.kubernetes.container.name": "server"}
+    devices = [device_nodes["render"], device_nodes["uverbs"]]
+    started = docker.run("docked-gpu", ["sleep", "60"], labels=labels, devices=devices, detach=True)
+    try:
+        assert started.returncode == 0, started.stderr
+        report = containers.diagnostic(
+            str(mi300x.root),
+            address=containerd.socket,
+            namespace="k8s.io",
+            all_containers=False,
+            docker_address=docker.socket,
+        ).read()
+        assert report.problems == ()
+        by_name = {c.name: c for c in report.containers}
+        assert set(by_name) == {"worker", "server"}
+        docked = by_name["server"]
+        assert report.sources[docked.id] is Source.DOCKER
+        assert report.sources[by_name["worker"].id] is Source.CONTAINERD
+        assert [(d.type, d.number) for d in docked.devices] == [("gpu", 0), ("ib", 0)]
+        text = " ".join(_text(containers.table(report)).split())  # the caption may wrap
+        assert "Runtime" in text and f"Docker at {docker.socket}" in text
+        listed = json.loads(
+            _lens(
+                "containers",
+                "--host-root",
+                str(mi300x.root),
+                "--address",
+                containerd.socket,
+                "--docker-address",
+                docker.socket,
+                "--json",
+            ).stdout
+        )
+        assert {c["name"] for c in listed} == {"worker", "server"}
+    finally:
+        docker.remove("docked-gpu")
+    gone = containers.diagnostic(
+        str(mi300x.root),
+        address=containerd.socket,
+        namespace="k8s.io",
+        all_containers=False,
+        docker_address=str(tmp_path / "no-docker.sock"),
+    ).read()
+    assert [c.name for c in gone.containers] == ["worker"]
+    (problem,) = gone.problems
+    assert problem.startswith("Docker unreachable: ")
