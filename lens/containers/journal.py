@@ -29,7 +29,10 @@ _NAME = re.compile(r"^([0-9a-f-]{8,64})\.(\d{20})\.seg$")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Saved:
+class Entry:
+    """A numbered record of one agent boot, encoded: as the journal keeps it, the outbox holds it
+    and the shipper sends it."""
+
     boot_id: str
     sequence: int
     data: bytes  # the encoded lens.v1 Record
@@ -59,9 +62,9 @@ class Journal:
         self._file: BinaryIO | None = None
         self._in_current = 0
 
-    def load(self) -> list[Saved]:
+    def load(self) -> list[Entry]:
         """Records earlier processes left, oldest boot first, in sequence order."""
-        saved: list[Saved] = []
+        saved: list[Entry] = []
         for path in sorted(self._dir.glob("*.seg"), key=_age):
             match = _NAME.match(path.name)
             if match is None or match.group(1) == self._boot_id:
@@ -74,7 +77,7 @@ class Journal:
             self._segments.append(
                 _Segment(path=path, boot_id=boot_id, first=records[0][0], last=records[-1][0])
             )
-            saved.extend(Saved(boot_id=boot_id, sequence=n, data=d) for n, d in records)
+            saved.extend(Entry(boot_id=boot_id, sequence=n, data=d) for n, d in records)
         return saved
 
     def append(self, sequence: int, data: bytes) -> None:

@@ -8,20 +8,12 @@ own boot id and sequences.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable
 
 from lens.containers import wire
-from lens.containers.journal import Journal
+from lens.containers.journal import Entry, Journal
 from lens.containers.model import Record
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Entry:
-    boot_id: str
-    sequence: int
-    data: bytes  # the encoded lens.v1 Record, as the journal keeps it and the shipper sends it
 
 
 class Outbox:
@@ -51,9 +43,7 @@ class Outbox:
         self.acknowledged = 0
         self.put_total = 0
         if journal is not None:
-            self._entries.extend(
-                Entry(boot_id=s.boot_id, sequence=s.sequence, data=s.data) for s in journal.load()
-            )
+            self._entries.extend(journal.load())
 
     def __len__(self) -> int:
         with self._cond:

@@ -214,7 +214,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
     async def _stage(self, batch: _Merged, after: int | None) -> _Staged:
         """`batch`'s records above `after` (default: what is committed now), decoded and with
         their rows made."""
-        key = (batch.node, batch.boot_id)
+        key = _key(batch)
         if after is None:
             after = self._committed.get(key)
             if after is None:
