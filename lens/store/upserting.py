@@ -336,7 +336,6 @@ def _copy_text(statement: _Statement, values: Sequence[tuple[object, ...]]) -> s
 
 def _column_text(field: peewee.Field[Any], column: tuple[object, ...]) -> list[str] | None:
     """One column's values, converted as field.db_value does for the driver, as COPY text."""
-    kinds = set(map(type, column))
     if isinstance(field, UtcDateTimeField):
         # Rows written together mostly share a few times; converting is the costly part.
         try:
@@ -344,19 +343,18 @@ def _column_text(field: peewee.Field[Any], column: tuple[object, ...]) -> list[s
         except KeyError:
             return None
         return [texts[value] for value in column]
+    kinds = set(map(type, column))
     plain = _UNCONVERTED.get(type(field))
-    cells = column if plain is not None and kinds <= {plain, type(None)} else None
-    if cells is None:
-        cells = tuple(map(field.db_value, column))
-        kinds = set(map(type, cells))
+    if plain is None or not kinds <= {plain, type(None)}:
+        column = tuple(map(field.db_value, column))
+        kinds = set(map(type, column))
     if kinds == {str}:
-        strings: tuple[str, ...] = cells  # type: ignore[assignment]  # checked just above
-        joined = "".join(strings)
-        if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
+        strings: tuple[str, ...] = column  # type: ignore[assignment]  # checked just above
+        if _has_escapes("".join(strings)):
             return [value.translate(_COPY_ESCAPES) for value in strings]
         return list(strings)
     try:
-        return [_COPY_FORMATS[type(cell)](cell) for cell in cells]
+        return [_COPY_FORMATS[type(cell)](cell) for cell in column]
     except KeyError:
         return None
 
@@ -366,9 +364,12 @@ def _copy_cell(cell: object) -> str:
 
 
 def _copy_str(value: str) -> str:
-    if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
-        return value.translate(_COPY_ESCAPES)
-    return value
+    return value.translate(_COPY_ESCAPES) if _has_escapes(value) else value
+
+
+def _has_escapes(text: str) -> bool:
+    """Whether COPY's text format needs some of `text` escaped."""
+    return "\\" in text or "\t" in text or "\n" in text or "\r" in text
 
 
 _COPY_FORMATS: dict[type, Callable[[Any], str]] = {
