@@ -30,13 +30,12 @@ import kubernetes
 
 from bench import controller_baseline
 from bench.databases import fresh_database_url
-from lens.kube import resources
-from lens.kube.batching import Batch
-from lens.kube.clustersync import ClusterSync
-from lens.kube.reflector import WatchSettings
-from lens.kube.syncmetrics import SyncMetrics
-from lens.runtime.config import DatabaseConfig
-from lens.runtime.kubesections import ControllerConfig
+from lens.kube.machinery import resources
+from lens.kube.machinery.batching import Batch
+from lens.kube.machinery.reflector import WatchSettings
+from lens.kube.workloads.clustersync import ClusterSync
+from lens.kube.workloads.syncmetrics import SyncMetrics
+from lens.runtime.config import ControllerConfig, DatabaseConfig
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.runtime.timestamps import parse_rfc3339
 from lens.store import database, migrating

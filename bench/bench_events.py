@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bench import databases, processes
-from lens.containers.journal import Journal
 from lens.containers.model import (
     STATUS_AFTER,
     Container,
@@ -41,8 +40,9 @@ from lens.containers.model import (
     Record,
     Source,
 )
-from lens.containers.outbox import Outbox
-from lens.containers.shipping import EventShipper, ShipperMetrics
+from lens.containers.node.journal import Journal
+from lens.containers.node.outbox import Outbox
+from lens.containers.node.shipping import EventShipper, ShipperMetrics
 from lens.runtime.config import DatabaseConfig, EventsConfig
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database, models

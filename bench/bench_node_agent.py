@@ -28,6 +28,7 @@ from lens.devices.tools import ToolRunner
 from lens.roles.node_agent import main as node_agent
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import Config, ContainersConfig, HostConfig, ServerConfig
+from lens.runtime.process import Process
 from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 
@@ -52,7 +53,14 @@ def _lens_cycle_ms(tree: HostTree, cycles: int) -> dict[str, float]:
         containers=ContainersConfig(containerd_address=""),
     )
     clock = FakeClock()
-    agent = node_agent.build(config, clock=clock, handle_signals=False)
+    process = Process(
+        "node-agent",
+        server=config.server,
+        service=config.service,
+        clock=clock,
+        handle_signals=False,
+    )
+    agent = node_agent.build(config, process)
     try:
         for _ in range(5):
             agent.cycle.run()  # warm-up: label caches, first listings
@@ -61,7 +69,7 @@ def _lens_cycle_ms(tree: HostTree, cycles: int) -> dict[str, float]:
             agent.cycle.run()
             clock.advance(1.0)
         cpu, wall = _cpu_seconds() - start_cpu, time.perf_counter() - start
-        body, _ = agent.kit.cache.latest()
+        body, _ = agent.process.cache.latest()
     finally:
         agent.cycle.close()
     return {

@@ -20,7 +20,8 @@ from typing import Any
 import kubernetes
 import peewee
 
-from lens.kube import gpupods, resources
+from lens.kube.machinery import resources
+from lens.kube.workloads import gpupods
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, models
 

@@ -19,7 +19,8 @@ from typing import Any
 import grpc
 import peewee
 
-from lens.containers import recording, wire
+from lens.containers import wire
+from lens.containers.server import recording
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
 from lens.runtime.config import DatabaseConfig

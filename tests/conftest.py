@@ -27,6 +27,7 @@ from lens.roles.jobs import main as jobs_main
 from lens.roles.jobs.main import Jobs
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import Config, DatabaseConfig, JobsConfig, ServerConfig
+from lens.runtime.process import Process
 from lens.sim.containerd import PrivateContainerd, make_device_node
 from lens.sim.docker import PrivateDocker
 from lens.sim.hosts import profiles
@@ -307,9 +308,9 @@ def free_port() -> Callable[[], int]:
 class RunningJobs:
     def __init__(self, jobs: Jobs) -> None:
         self.jobs = jobs
-        self._thread = threading.Thread(target=jobs.kit.service.run, daemon=True)
+        self._thread = threading.Thread(target=jobs.process.service.run, daemon=True)
         self._thread.start()
-        assert jobs.kit.service.started.wait(10)
+        assert jobs.process.service.started.wait(10)
 
     @property
     def address(self) -> str:
@@ -317,7 +318,7 @@ class RunningJobs:
 
     def stop(self) -> None:
         if self._thread.is_alive():
-            self.jobs.kit.service.request_stop("test over")
+            self.jobs.process.service.request_stop("test over")
             self._thread.join(15)
 
 
@@ -338,7 +339,10 @@ def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
             server=ServerConfig(host="127.0.0.1", port=0),
             jobs=JobsConfig(grpc_host="127.0.0.1", grpc_port=port, token_file=token_file),
         )
-        running = RunningJobs(jobs_main.build(config, handle_signals=False))
+        process = Process(
+            "jobs", server=config.server, service=config.service, handle_signals=False
+        )
+        running = RunningJobs(jobs_main.build(config, process))
         started.append(running)
         return running
 

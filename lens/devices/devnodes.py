@@ -1,6 +1,6 @@
 """Device numbers (major:minor) of a node's GPU and RDMA device nodes, read from sysfs.
 
-Container attribution (containers/attribution.py) looks up each device node of a container's
+Container attribution (containers/node/attribution.py) looks up each device node of a container's
 OCI spec here: DRM card and render nodes by /sys/class/drm/<node>/dev, NVIDIA's /dev/nvidiaN by
 its fixed major 195, uverbs nodes by /sys/class/infiniband_verbs/uverbsN/dev. The GPUs, DRI
 mapping and RDMA devices come from the node agent's last collections.
@@ -91,3 +91,26 @@ def gpus_by_allocation_id(gpus: Sequence[GpuSnapshot]) -> dict[str, NodeDevice]:
             if key:
                 table[key.lower()] = device
     return table
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceIndex:
+    """A node's GPUs and RDMA devices by device number and by device-plugin allocation id:
+    what container attribution looks devices up in (the node agent and `lens containers`)."""
+
+    by_number: dict[DeviceNumber, NodeDevice]
+    by_allocation_id: dict[str, NodeDevice]
+
+
+def index_devices(
+    host: HostFiles,
+    *,
+    gpus: Sequence[GpuSnapshot],
+    dri: DriMapping | None,
+    rdma: RdmaSnapshot | None,
+) -> DeviceIndex:
+    """The DeviceIndex of the collected GPUs, DRI nodes and RDMA devices."""
+    return DeviceIndex(
+        by_number=read_device_numbers(host, gpus=gpus, dri=dri, rdma=rdma),
+        by_allocation_id=gpus_by_allocation_id(gpus),
+    )

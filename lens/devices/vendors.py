@@ -7,6 +7,8 @@ and its collector then fails loudly instead of the node looking GPU-less.
 
 from __future__ import annotations
 
+import threading
+
 from lens.devices.gpu import Vendor
 from lens.devices.sysfs import HostFiles, parse_int
 
@@ -32,3 +34,22 @@ def detect_gpu_vendors(host: HostFiles) -> frozenset[Vendor]:
         if is_gpu(vendor_id, parse_int(host.read_text(f"{device}/class"))):
             found.add(PCI_VENDORS[vendor_id])
     return frozenset(found)
+
+
+class VendorPresence:
+    """Which GPU vendors are on the bus; detected again with the static facts."""
+
+    def __init__(self, host: HostFiles) -> None:
+        self._host = host
+        self._lock = threading.Lock()
+        self._present: frozenset[Vendor] = frozenset()
+
+    def refresh(self) -> frozenset[Vendor]:
+        found = detect_gpu_vendors(self._host)
+        with self._lock:
+            self._present = found
+        return found
+
+    def present(self, vendor: Vendor) -> bool:
+        with self._lock:
+            return vendor in self._present

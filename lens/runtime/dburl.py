@@ -1,7 +1,7 @@
 """Database URLs: parse `sqlite:///PATH`, `postgresql://...` and `mysql://...`, and redact them.
 
-Used by runtime/config.py to validate `database.url` at load time and by store/database.py to
-open the connection, so both agree on what a URL means.
+Used by runtime/config/database.py to validate `database.url` at load time and by
+store/database.py to open the connection, so both agree on what a URL means.
 """
 
 from __future__ import annotations

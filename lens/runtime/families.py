@@ -1,18 +1,17 @@
 """Metric families as data (STYLE S6): a FamilySpec maps a snapshot to samples.
 
 Collectors and jobs declare `FAMILIES` next to their snapshot type; runtime/textformat.py writes
-them as text, and a SnapshotFamilies holds the latest snapshots of one type as a text source of
-runtime/exposition.py's publisher.
+them as text (its SnapshotFamilies holds the latest snapshots of one type as a text source of
+runtime/exposition.py's publisher).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
-from lens.runtime import selfmetrics, textformat
+from lens.runtime import selfmetrics
 
 S = TypeVar("S")
 
@@ -90,26 +89,3 @@ def describe(groups: Sequence[FamilyGroup[Any]]) -> list[selfmetrics.FamilyDoc]:
         for group in groups
         for spec in group.specs
     ]
-
-
-class SnapshotFamilies(Generic[S]):
-    """The latest snapshots of one type, written through its FamilyGroup by render_text()."""
-
-    def __init__(self, group: FamilyGroup[S], *, opt_in: frozenset[str] = frozenset()) -> None:
-        self._group = group
-        self._opt_in = opt_in
-        self._snapshots: tuple[S, ...] = ()
-        self._lock = threading.Lock()
-        self._renderer = textformat.TextRenderer()
-
-    def update(self, snapshots: Iterable[S]) -> None:
-        """Replace the snapshots; devices missing now are gone from the next render."""
-        fresh = tuple(snapshots)
-        with self._lock:
-            self._snapshots = fresh
-
-    def render_text(self) -> str:
-        with self._lock:
-            return self._renderer.render_groups(
-                [(self._group, self._snapshots)], opt_in=self._opt_in
-            )

@@ -65,9 +65,15 @@ class Health:
         )
 
     def add_liveness(self, name: str, probe: LivenessProbe) -> None:
+        """Add probe `name`; a name is given once per process, whichever role gives it."""
+        if name in self._probes:
+            raise ValueError(f"liveness probe {name!r} is added twice")
         self._probes[name] = probe
 
     def add_readiness(self, name: str, check: ReadinessCheck) -> None:
+        """Add check `name`, shown under that name by /readyz; a name is given once."""
+        if name in self._checks:
+            raise ValueError(f"readiness check {name!r} is added twice")
         self._checks[name] = check
 
     def evaluate_readiness(self) -> None:

@@ -1,13 +1,15 @@
 """Service lifecycle: start parts in order, stop them in reverse on SIGTERM/SIGINT within a bound.
 
-A role's main.py builds its parts (HTTP server, periodic runner, gRPC server...) and calls
-`Service.run()`, which returns the process exit code: 0 after a clean stop, EXIT_FATAL when a part
-failed, EXIT_STOP_TIMEOUT when parts did not stop in time. A second signal exits at once.
+The launcher (runtime/launcher.py) gives a Service the parts every role of the process added
+(HTTP server, periodic runner, gRPC servers...) and calls `Service.run()`, which returns the
+process exit code: 0 after a clean stop, EXIT_FATAL when a part failed (`failure` names it),
+EXIT_STOP_TIMEOUT when parts did not stop in time. A second signal exits at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -24,6 +26,14 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 1.0
 HEARTBEAT_STALE_SECONDS = 30.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """The first part that failed, and how."""
+
+    part: str
+    error: str
 
 
 class Part(Protocol):
@@ -55,6 +65,7 @@ class Service:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._fatal: BaseException | None = None
+        self.failure: Failure | None = None
         self._stop_reason = ""
         self._heartbeat: float | None = None
         self._started = threading.Event()
@@ -73,11 +84,12 @@ class Service:
         self._stop_reason = self._stop_reason or reason
         self._wake()
 
-    def fail(self, exc: BaseException) -> None:
-        """Report a fatal error from any part or thread; the service stops and exits non-zero."""
+    def fail(self, exc: BaseException, *, part: str) -> None:
+        """Report a fatal error of `part` from any thread; the service stops and exits non-zero."""
         if self._fatal is None:
             self._fatal = exc
-        self.request_stop(f"fatal error: {type(exc).__name__}: {exc}")
+            self.failure = Failure(part=part, error=f"{type(exc).__name__}: {exc}")
+        self.request_stop(f"fatal error in {part}: {type(exc).__name__}: {exc}")
 
     def event_loop_stalled(self) -> str | None:
         """Liveness probe: the event loop has not ticked for too long."""
@@ -137,7 +149,7 @@ class Service:
                 await part.start()
             except Exception as exc:
                 log.error("part failed to start", extra={"part": part.name}, exc_info=True)
-                self.fail(exc)
+                self.fail(exc, part=part.name)
                 break
             started.append(part)
         return started

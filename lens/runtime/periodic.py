@@ -86,7 +86,7 @@ class PeriodicRunner:
         metrics: LoopMetrics,
         jitter_ratio: float = 0.1,
         rng: random.Random | None = None,
-        on_fatal: Callable[[BaseException], None] | None = None,
+        on_fatal: Callable[[str, BaseException], None] | None = None,
         name: str = "periodic",
     ) -> None:
         names = [loop.name for loop in loops]
@@ -187,7 +187,7 @@ class PeriodicRunner:
         except errors.FatalError as exc:
             log.error("loop failed fatally", extra={"loop": loop.name}, exc_info=True)
             self._finish(loop, state, started, ok=False)
-            self._fatal(exc)
+            self._fatal(loop.name, exc)
             return False
         except Exception:
             if not state.failing:
@@ -198,7 +198,7 @@ class PeriodicRunner:
             return True
         except BaseException as exc:
             self._finish(loop, state, started, ok=False)
-            self._fatal(exc)
+            self._fatal(loop.name, exc)
             raise
         if state.failing:
             log.info("loop recovered", extra={"loop": loop.name})
@@ -215,6 +215,6 @@ class PeriodicRunner:
             state.failing = not ok
             state.runs += 1
 
-    def _fatal(self, exc: BaseException) -> None:
+    def _fatal(self, name: str, exc: BaseException) -> None:
         if self._on_fatal is not None:
-            self._on_fatal(exc)
+            self._on_fatal(name, exc)

@@ -72,6 +72,7 @@ class SelfMetrics:
         prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # no annotations upstream
         self.registry = CollectorRegistry(auto_describe=True)
         self._declared: list[FamilyDoc] = []
+        self._owners: dict[str, str] = {}
         if process:
             ProcessCollector(registry=self.registry)
 
@@ -80,8 +81,21 @@ class SelfMetrics:
         """Every instrument created here, for docs/metrics.md."""
         return tuple(self._declared)
 
+    def reserve(self, names: Sequence[str], *, by: str) -> None:
+        """Claim family names rendered elsewhere in this process (a collection cycle's text),
+        so that no instrument, and no other role, declares them again."""
+        for name in names:
+            self._claim(name, by)
+
+    def _claim(self, name: str, by: str) -> None:
+        owner = self._owners.get(name)
+        if owner is not None:
+            raise ValueError(f"{name}: metric family declared twice (by {owner} and {by})")
+        self._owners[name] = by
+
     def _declare(self, name: str, kind: str, help: str, labels: Sequence[str]) -> None:
         check_family(name, help, kind, labels)
+        self._claim(name, "an instrument")
         self._declared.append(FamilyDoc(name=name, type=kind, labels=tuple(labels), help=help))
 
     def counter(self, name: str, help: str, labels: Sequence[str] = ()) -> Counter:

@@ -1,6 +1,6 @@
 """Typed settings: frozen dataclasses built from YAML/env values, redacted and documented.
 
-runtime/config.py declares the sections with `setting(...)`; this module turns plain data into
+runtime/config/ declares the sections with `setting(...)`; this module turns plain data into
 those dataclasses (naming the key and source of the first bad value), back into plain data with
 secrets redacted, and into the commented example file.
 """

@@ -4,21 +4,24 @@ prometheus_client's generate_latest validates and escapes every label name of ev
 a node agent rendering ~700 samples a second spent most of its CPU there. Names are validated
 once at declaration (families.check_groups, SelfMetrics), so this writer only escapes label
 values and caches each label set's text between renders. Output is what generate_latest writes
-(labels in declaration order instead of sorted, which the format allows).
+(labels in declaration order instead of sorted, which the format allows). SnapshotFamilies keeps
+the latest snapshots of one type as a text source of runtime/exposition.py's publisher.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from prometheus_client.core import Metric
 
-if TYPE_CHECKING:  # families.py renders through this module
-    from lens.runtime.families import FamilyGroup
+from lens.runtime.families import FamilyGroup
 
-GroupSnapshots = tuple["FamilyGroup[Any]", Sequence[Any]]
+S = TypeVar("S")
+
+GroupSnapshots = tuple[FamilyGroup[Any], Sequence[Any]]
 """A family group and the snapshots to render through it."""
 
 _TYPES = {"counter": "counter", "gauge": "gauge", "info": "gauge", "histogram": "histogram"}
@@ -121,3 +124,26 @@ class TextRenderer:
                 out.append(f"{sample.name}{labels} {format_value(sample.value)}\n")
         self._finish()
         return "".join(out)
+
+
+class SnapshotFamilies(Generic[S]):
+    """The latest snapshots of one type, written through its FamilyGroup by render_text()."""
+
+    def __init__(self, group: FamilyGroup[S], *, opt_in: frozenset[str] = frozenset()) -> None:
+        self._group = group
+        self._opt_in = opt_in
+        self._snapshots: tuple[S, ...] = ()
+        self._lock = threading.Lock()
+        self._renderer = TextRenderer()
+
+    def update(self, snapshots: Iterable[S]) -> None:
+        """Replace the snapshots; devices missing now are gone from the next render."""
+        fresh = tuple(snapshots)
+        with self._lock:
+            self._snapshots = fresh
+
+    def render_text(self) -> str:
+        with self._lock:
+            return self._renderer.render_groups(
+                [(self._group, self._snapshots)], opt_in=self._opt_in
+            )

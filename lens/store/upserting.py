@@ -3,24 +3,22 @@
 Every writer of Lens goes through `upsert` (insert or update) or `insert_new` (insert, keep what
 is there). Rows are plain mappings of column name to value, or a Table of value tuples; a call
 is one transaction, split into multi-row INSERT statements of at most `batch_size` rows, or on
-PostgreSQL from COPY_MIN_ROWS rows on, one COPY. `plan_upsert` and `plan_insert_new` do all but
-the database's part, for a writer that prepares its next batch while the last is written.
+PostgreSQL from COPY_MIN_ROWS rows on, one COPY (store/copying.py). `plan_upsert` and
+`plan_insert_new` do all but the database's part, for a writer that prepares its next batch
+while the last is written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import operator
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import peewee
 
 from lens.runtime import errors
-from lens.store import database, models
-from lens.store.fields import UtcDateTimeField
+from lens.store import copying, database, models
 
 Row = Mapping[str, object]
 
@@ -29,7 +27,6 @@ _MAX_PARAMETERS = {"sqlite": 32766, "postgresql": 65535, "mysql": 65535}
 
 # From this many rows on, PostgreSQL writes go through COPY (bench/bench_events.py).
 COPY_MIN_ROWS = 200
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 # Written only by the INSERT that creates a row, never by an update.
 INSERT_ONLY_COLUMNS = ("id", "created_at")
@@ -256,7 +253,7 @@ def _with_defaults(
 class Planned:
     """An upsert or insert_new ready to write: rows checked and deduplicated, SQL and COPY text
     made. Making them is Python's work and writing them the database's, so a writer can plan its
-    next batch while the database writes the last one (containers/receiving.py)."""
+    next batch while the database writes the last one (containers/server/receiving.py)."""
 
     model: type[models.LensModel]
     statement: _Statement
@@ -280,11 +277,15 @@ class Planned:
     def _write_all(self, db: peewee.Database) -> int:
         statement, copied = self.statement, self.copied
         if copied is not None:
+            table = self.model._meta.table_name
             if self.copy_straight:
-                written = _copy_straight(db, self.model, statement, copied)
+                written = copying.copy_straight(db, table, statement.fields, copied)
                 if written is not None:
                     return written
-            return _write_copied(db, self.model, statement, copied)
+            insert = statement.head.removesuffix("VALUES ")
+            return copying.write_copied(
+                db, table, statement.fields, copied, insert=insert, conflict=statement.tail
+            )
         written = 0
         for start in range(0, len(self.values), self.per_batch):
             chunk = self.values[start : start + self.per_batch]
@@ -311,116 +312,10 @@ def _plan(
         values=values,
         per_batch=max(1, min(batch_size, _MAX_PARAMETERS[engine] // len(fields))),
         copied=(
-            _copy_text(statement, values)
+            copying.copy_text(statement.fields, values)
             if engine == "postgresql" and len(values) >= COPY_MIN_ROWS
             else None
         ),
         copy_straight=copy_straight,
         counted=counted,
     )
-
-
-def _copy_text(statement: _Statement, values: Sequence[tuple[object, ...]]) -> str | None:
-    """The rows in COPY's text format; None when a value has no plain text form here.
-
-    Built column by column: a column's values mostly share one type, so each column is checked
-    and formatted with one call per value at most, and each distinct time converted once."""
-    columns: list[list[str]] = []
-    for field, column in zip(statement.fields, zip(*values, strict=True), strict=True):
-        text = _column_text(field, column)
-        if text is None:
-            return None
-        columns.append(text)
-    return "\n".join(map("\t".join, zip(*columns, strict=True))) + "\n"
-
-
-def _column_text(field: peewee.Field[Any], column: tuple[object, ...]) -> list[str] | None:
-    """One column's values, converted as field.db_value does for the driver, as COPY text."""
-    if isinstance(field, UtcDateTimeField):
-        # Rows written together mostly share a few times; converting is the costly part.
-        try:
-            texts = {value: _copy_cell(field.db_value(value)) for value in dict.fromkeys(column)}
-        except KeyError:
-            return None
-        return [texts[value] for value in column]
-    kinds = set(map(type, column))
-    plain = _UNCONVERTED.get(type(field))
-    if plain is None or not kinds <= {plain, type(None)}:
-        column = tuple(map(field.db_value, column))
-        kinds = set(map(type, column))
-    if kinds == {str}:
-        strings: tuple[str, ...] = column  # type: ignore[assignment]  # checked just above
-        if _has_escapes("".join(strings)):
-            return [value.translate(_COPY_ESCAPES) for value in strings]
-        return list(strings)
-    try:
-        return [_COPY_FORMATS[type(cell)](cell) for cell in column]
-    except KeyError:
-        return None
-
-
-def _copy_cell(cell: object) -> str:
-    return _COPY_FORMATS[type(cell)](cell)
-
-
-def _copy_str(value: str) -> str:
-    return value.translate(_COPY_ESCAPES) if _has_escapes(value) else value
-
-
-def _has_escapes(text: str) -> bool:
-    """Whether COPY's text format needs some of `text` escaped."""
-    return "\\" in text or "\t" in text or "\n" in text or "\r" in text
-
-
-_COPY_FORMATS: dict[type, Callable[[Any], str]] = {
-    type(None): lambda _: "\\N",
-    bool: lambda value: "t" if value else "f",
-    int: int.__repr__,
-    float: float.__repr__,
-    datetime.datetime: lambda value: value.isoformat(sep=" "),
-    str: _copy_str,
-}
-
-# peewee fields whose db_value hands values of this type to the driver unchanged.
-_UNCONVERTED: dict[type, type] = {
-    peewee.CharField: str,
-    peewee.TextField: str,
-    peewee.IntegerField: int,
-    peewee.BigIntegerField: int,
-}
-
-
-def _copy_straight(
-    db: peewee.Database, model: type[models.LensModel], statement: _Statement, text: str
-) -> int | None:
-    """COPY the rows into the table itself, all or none; None when one of them is stored already.
-
-    For inserts of rows mostly new (events, a new container's devices) this is about half the
-    database's work of staging them first; a conflict costs one attempt, then staging."""
-    columns = ", ".join(f'"{f.column_name}"' for f in statement.fields)
-    try:
-        with db.savepoint():
-            return database.copy_in(
-                db, f'COPY "{model._meta.table_name}" ({columns}) FROM STDIN', text
-            )
-    except peewee.IntegrityError:
-        return None
-
-
-def _write_copied(
-    db: peewee.Database, model: type[models.LensModel], statement: _Statement, text: str
-) -> int:
-    """COPY the rows into a temporary table, then INSERT ... SELECT with the same conflict clause:
-    PostgreSQL parses COPY far faster than thousands of VALUES groups."""
-    staging = f"_lens_copy_{uuid.uuid4().hex[:12]}"
-    columns = ", ".join(f'"{f.column_name}"' for f in statement.fields)
-    table = f'"{model._meta.table_name}"'
-    database.execute(
-        db,
-        f'CREATE TEMPORARY TABLE "{staging}" ON COMMIT DROP AS '
-        f"SELECT {columns} FROM {table} WITH NO DATA",
-    )
-    database.copy_in(db, f'COPY "{staging}" ({columns}) FROM STDIN', text)
-    insert = statement.head.removesuffix("VALUES ")
-    cursor = database.execute(db, f'{insert}SELECT {columns} FROM "{staging}"{statement.tail}')
-    return int(cursor.rowcount)

@@ -7,7 +7,7 @@ from lens.devices.amdgpu import AmdGpuCollector
 from lens.devices.gpu import GpuSnapshot, GpuStatic
 from lens.devices.sysfs import HostFiles
 from lens.runtime import families
-from lens.runtime.families import SnapshotFamilies
+from lens.runtime.textformat import SnapshotFamilies
 from lens.sim.hosts.tree import HostTree
 
 

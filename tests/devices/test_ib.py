@@ -7,8 +7,8 @@ from lens.devices.ib import RdmaPort
 from lens.devices.rdma import RdmaCollector
 from lens.devices.sysfs import HostFiles
 from lens.runtime import families
-from lens.runtime.families import SnapshotFamilies
 from lens.runtime.selfmetrics import check_family
+from lens.runtime.textformat import SnapshotFamilies
 from lens.sim.hosts.tree import HostTree
 
 

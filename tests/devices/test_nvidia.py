@@ -9,7 +9,7 @@ from lens.devices.nvidia import NvidiaGpuCollector
 from lens.devices.nvml import Nvml
 from lens.devices.sysfs import HostFiles
 from lens.runtime import errors
-from lens.runtime.families import SnapshotFamilies
+from lens.runtime.textformat import SnapshotFamilies
 from lens.sim.hosts import nvml as fake
 from lens.sim.hosts.tree import HostTree
 

@@ -35,3 +35,10 @@ def test_both_vendors_on_one_node(mi300x: HostTree, tmp_path: Path) -> None:
 
 def test_a_node_without_sysfs(tmp_path: Path) -> None:
     assert vendors.detect_gpu_vendors(HostFiles(tmp_path)) == frozenset()
+
+
+def test_vendor_presence_follows_the_bus(mi300x: HostTree) -> None:
+    presence = vendors.VendorPresence(HostFiles(mi300x.root))
+    assert not presence.present("amd"), "nothing before the first refresh"
+    assert presence.refresh() == {"amd"}
+    assert presence.present("amd") and not presence.present("nvidia")

@@ -14,12 +14,11 @@ import kubernetes
 import peewee
 import pytest
 
-from lens.kube.clustersync import ClusterSync
-from lens.kube.reflector import WatchSettings
-from lens.kube.syncmetrics import SyncMetrics
+from lens.kube.machinery.reflector import WatchSettings
+from lens.kube.workloads.clustersync import ClusterSync
+from lens.kube.workloads.syncmetrics import SyncMetrics
 from lens.runtime.clock import FakeClock
-from lens.runtime.config import KubeletConfig
-from lens.runtime.kubesections import ControllerConfig
+from lens.runtime.config import ControllerConfig, KubeletConfig
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.kubelet.devices import Device

@@ -5,7 +5,8 @@ import dataclasses
 import pytest
 
 from lens.runtime import families
-from lens.runtime.families import FamilyGroup, FamilySpec, SnapshotFamilies
+from lens.runtime.families import FamilyGroup, FamilySpec
+from lens.runtime.textformat import SnapshotFamilies
 
 
 @dataclasses.dataclass(frozen=True)

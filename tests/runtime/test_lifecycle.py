@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from lens.runtime import errors, lifecycle
-from lens.runtime.lifecycle import Service
+from lens.runtime.lifecycle import Failure, Service
 
 
 class Recorder:
@@ -68,6 +68,8 @@ def test_a_part_that_cannot_start_stops_the_started_ones_and_exits_fatal() -> No
     assert service.run() == errors.EXIT_FATAL
     assert log == ["start a", "stop a"]
     assert not service.started.is_set()
+    assert service.failure is not None
+    assert service.failure.part == "b"
 
 
 def test_a_fatal_error_from_any_thread_stops_the_service() -> None:
@@ -75,10 +77,13 @@ def test_a_fatal_error_from_any_thread_stops_the_service() -> None:
     service = Service("t", stop_timeout=5, handle_signals=False, parts=[Recorder("a", log)])
     thread, codes = _run_in_thread(service)
     assert service.started.wait(3)
-    threading.Thread(target=lambda: service.fail(errors.FatalError("disk gone"))).start()
+    threading.Thread(
+        target=lambda: service.fail(errors.FatalError("disk gone"), part="loop sync")
+    ).start()
     thread.join(5)
     assert codes == [errors.EXIT_FATAL]
     assert log == ["start a", "stop a"]
+    assert service.failure == Failure(part="loop sync", error="FatalError: disk gone")
 
 
 def test_stopping_is_bounded_even_when_a_part_hangs() -> None:

@@ -32,7 +32,7 @@ class Harness:
             metrics=self.loop_metrics,
             jitter_ratio=jitter,
             rng=random.Random(seed),
-            on_fatal=self.fatal.append,
+            on_fatal=lambda _loop, exc: self.fatal.append(exc),
         )
         asyncio.run(runner.start())
         self.runners.append(runner)

@@ -34,7 +34,7 @@ def test_instruments_register_on_a_private_registry() -> None:
     assert registry.get_sample_value("lens_things_total", {"kind": "a"}) == 2
     assert registry.get_sample_value("lens_level_ratio") == 0.5
     assert registry.get_sample_value("lens_wait_seconds_bucket", {"le": "1.0"}) == 1
-    with pytest.raises(ValueError, match="Duplicated"):
+    with pytest.raises(ValueError, match="declared twice"):
         metrics.gauge("lens_level_ratio", "Again.")
 
 

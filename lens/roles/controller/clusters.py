@@ -13,20 +13,18 @@ import base64
 import binascii
 import hashlib
 import logging
-import re
 
 import kubernetes
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from lens.kube import clients, resources
+from lens.kube.machinery import clients, resources
 from lens.roles.controller.fleet import ClusterTarget, Fleet
-from lens.runtime import errors
+from lens.runtime import errors, names
 
 log = logging.getLogger(__name__)
 
 SECRETS = resources.Kind(api_version="v1", kind="Secret", plural="secrets", namespaced=True)
-_LABEL_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
 class ClusterSecret:
@@ -92,7 +90,7 @@ class ClusterSecret:
         return entries
 
     def _connect(self, name: str, text: str) -> ClusterTarget | None:
-        if not _LABEL_RE.match(name):
+        if not names.is_dns_label(name):
             self._problem(name, "a cluster name must be a DNS label (lowercase, digits, '-')")
             return None
         if name == self._home.name:

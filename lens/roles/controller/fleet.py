@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import kubernetes
 
-from lens.kube.clustersync import ClusterSync
+from lens.kube.workloads.clustersync import ClusterSync
 
 log = logging.getLogger(__name__)
 

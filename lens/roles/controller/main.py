@@ -1,7 +1,7 @@
-"""`lens controller`: wires the clusters' watches, leader election, /metrics and health.
+"""`lens controller`: the clusters' watches into the store, under leader election.
 
-`build()` assembles the role (tests start it against the API emulator and a test database);
-`run()` is what the CLI calls.
+`build()` adds the role to a process (tests start it against the API emulator and a test
+database); `ROLE` is what the CLI launches.
 """
 
 from __future__ import annotations
@@ -15,20 +15,19 @@ import socket
 import kubernetes
 import peewee
 
-from lens.kube import clients
-from lens.kube.clustersync import ClusterSync
-from lens.kube.kubelettargets import KubeletTargets
-from lens.kube.leader import LeaderElector, LeaseSettings
-from lens.kube.reflector import WatchSettings
-from lens.kube.syncmetrics import LEADER_GAUGE, SyncMetrics
+from lens.kube.kubelet.targets import KubeletTargets
+from lens.kube.machinery import clients
+from lens.kube.machinery.leader import LeaderElector, LeaseSettings
+from lens.kube.machinery.reflector import WatchSettings
+from lens.kube.workloads.clustersync import ClusterSync
+from lens.kube.workloads.syncmetrics import LEADER_GAUGE, SyncMetrics
 from lens.roles.controller.clusters import ClusterSecret
 from lens.roles.controller.fleet import ClusterTarget, Fleet
-from lens.runtime import kit, settings
-from lens.runtime.clock import Clock
-from lens.runtime.config import Config
-from lens.runtime.kubesections import KubeConfig
+from lens.runtime.config import Config, KubeConfig
+from lens.runtime.launcher import Role
 from lens.runtime.periodic import Loop
-from lens.store import database, migrating
+from lens.runtime.process import Process
+from lens.store import shared
 
 log = logging.getLogger(__name__)
 
@@ -70,34 +69,23 @@ class Watching:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Controller:
-    kit: kit.RoleKit
+    process: Process
     fleet: Fleet
     elector: LeaderElector | None
     db: peewee.Database
 
 
 def build(
-    config: Config,
-    *,
-    clock: Clock | None = None,
-    handle_signals: bool = True,
-    api: kubernetes.client.ApiClient | None = None,
+    config: Config, process: Process, *, api: kubernetes.client.ApiClient | None = None
 ) -> Controller:
-    """The assembled role: database opened (and migrated), nothing started."""
-    role = kit.build(
-        "controller",
-        server=config.server,
-        service=config.service,
-        clock=clock,
-        handle_signals=handle_signals,
-    )
+    """Add the controller to `process`: database opened (and migrated), nothing started."""
     api = api or clients.connect(config.kube)
-    db = migrating.open_for_role(config.database)
-    metrics = SyncMetrics(role.metrics)
+    db = shared.shared_database(config.database, process)
+    metrics = SyncMetrics(process.metrics)
     watch = watch_settings(config.kube)
 
     def wall_time() -> datetime.datetime:
-        return datetime.datetime.fromtimestamp(role.clock.time(), datetime.UTC)
+        return datetime.datetime.fromtimestamp(process.clock.time(), datetime.UTC)
 
     def make_sync(cluster: str, cluster_api: kubernetes.client.ApiClient) -> ClusterSync:
         return ClusterSync(
@@ -114,14 +102,13 @@ def build(
     home = ClusterTarget(config.cluster.name, api)
     fleet.set_targets([home])
     for loop in _loops(config, api, home, fleet):
-        role.loops.add(loop)
+        process.add_loop(loop)
     elector = _elector(config, api, fleet) if config.controller.leader_election else None
-    leader = role.metrics.gauge(*LEADER_GAUGE)
+    leader = process.metrics.gauge(*LEADER_GAUGE)
     leader.set_function(lambda: 1.0 if fleet.leading else 0.0)
-    role.service.add(Watching(fleet, elector))
-    role.health.add_readiness("database", lambda: database.ping(db))
-    role.health.add_readiness("watches", lambda: _listed(fleet))
-    return Controller(kit=role, fleet=fleet, elector=elector, db=db)
+    process.add_part(Watching(fleet, elector))
+    process.health.add_readiness("watches", lambda: _listed(fleet))
+    return Controller(process=process, fleet=fleet, elector=elector, db=db)
 
 
 def _loops(
@@ -176,16 +163,6 @@ def _listed(fleet: Fleet) -> None:
         raise RuntimeError("the watches have not listed every cluster yet")
 
 
-def run(config: Config) -> int:
-    """`lens controller`: run until SIGTERM; the exit code of the service."""
-    controller = build(config)
-    log.info(
-        "controller starting",
-        extra={
-            "config": {
-                section: settings.to_plain(getattr(config, section))
-                for section in ("cluster", "server", "kube", "controller")
-            }
-        },
-    )
-    return controller.kit.service.run()
+ROLE = Role(
+    name="controller", sections=("database", "kube", "controller"), build=lambda c, p: build(c, p)
+)

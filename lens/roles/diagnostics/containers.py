@@ -1,9 +1,10 @@
 """`lens containers`: this node's live containers with their pods, GPUs and RDMA devices.
 
 Reads containerd directly (and Docker Engine when containers.docker_address is set; no agent, no
-database) and attributes devices the way the node agent does: the device numbers of the host's
-GPUs and RDMA devices from sysfs, matched against each container's OCI spec. `--json` prints the
-agent's /v1/pods array.
+database) with the clients the node agent builds (containers/node/runtimes.py) and attributes
+devices the way it does: the device numbers of the host's GPUs and RDMA devices from sysfs
+(devnodes.index_devices), matched against each container's OCI spec by the agent's tracker.
+`--json` prints the agent's /v1/pods array.
 """
 
 from __future__ import annotations
@@ -18,20 +19,19 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from lens.containers import listing
-from lens.containers.attribution import KnownDevice
-from lens.containers.containerd import ContainerdClient
-from lens.containers.docker import DockerClient
 from lens.containers.model import Container, Pod, Source
-from lens.containers.podresources import Allocations, PodResourcesClient, allocated_devices
-from lens.containers.tracking import ContainerTracker
+from lens.containers.node import listing, runtimes
+from lens.containers.node.attribution import KnownDevice
+from lens.containers.node.podresources import Allocations, PodResourcesClient, allocated_devices
+from lens.containers.node.tracking import ContainerTracker
 from lens.devices import devnodes
+from lens.devices.sources import node_sources
 from lens.devices.sysfs import HostFiles
-from lens.devices.tools import ToolRunner
 from lens.roles.diagnostics import showing
 from lens.roles.diagnostics.gpus import GpuReader
 from lens.roles.diagnostics.rdma import RdmaReader
 from lens.runtime import errors
+from lens.runtime.config import ContainersConfig, HostConfig
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,73 +43,45 @@ class ContainersReport:
     read_at: float
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class _HostDevices:
-    by_number: dict[devnodes.DeviceNumber, devnodes.NodeDevice]
-    by_allocation_id: dict[str, devnodes.NodeDevice]
-
-
 class ContainersReader:
     """Lists containerd's (and Docker's) containers and attributes their devices, on every read."""
 
-    def __init__(
-        self,
-        root: str,
-        *,
-        address: str,
-        namespace: str,
-        all_containers: bool,
-        pod_resources_socket: str = "",
-        docker_address: str = "",
-        timeout_seconds: float = 10.0,
-    ) -> None:
-        self._root = root
-        self._host = HostFiles(root)
+    def __init__(self, host: HostConfig, containers: ContainersConfig) -> None:
+        self._host = host
+        self._containers = containers
         self._readers: tuple[GpuReader, RdmaReader] | None = None
-        self._address = address
-        self._docker_address = docker_address
-        self._namespace = namespace
-        self._all = all_containers
-        self._pod_resources_socket = pod_resources_socket
-        self._timeout = timeout_seconds
 
     def read(self) -> ContainersReport:
         """The live containers; SourceError when containerd cannot be reached (Docker that
         cannot is a problem in the report)."""
         problems: list[str] = []
-        found: list[_HostDevices] = []
+        found: list[devnodes.DeviceIndex] = []
 
-        def host_devices() -> _HostDevices:
+        def host_devices() -> devnodes.DeviceIndex:
             if not found:  # only once a runtime answered with a container to attribute
                 found.append(self._host_devices(problems))
             return found[0]
 
-        socket = self._pod_resources_socket
-        kubelet = (
-            PodResourcesClient(socket, timeout_seconds=self._timeout)
-            if socket and Path(socket).exists()
-            else None
-        )
+        socket = self._containers.pod_resources_socket
+        kubelet = runtimes.pod_resources_client(self._containers) if Path(socket).exists() else None
         allocated = None if kubelet is None else _allocated(kubelet, host_devices)
         listed: list[tuple[Source, Container]] = []
-        addresses = {Source.CONTAINERD: self._address}
+        clients = runtimes.runtime_clients(self._containers, host_root=self._host.root)
+        configured = {
+            Source.CONTAINERD: self._containers.containerd_address,
+            Source.DOCKER: self._containers.docker_address,
+        }
+        addresses = {source: configured[source] for source, _ in clients}
         try:
-            client = ContainerdClient(
-                self._address, namespace=self._namespace, timeout_seconds=self._timeout
-            )
-            try:
-                listed += self._list(Source.CONTAINERD, client, host_devices, allocated)
-            finally:
-                client.close()
-            if self._docker_address:
-                addresses[Source.DOCKER] = self._docker_address
-                docker = DockerClient(
-                    self._docker_address, host_root=self._root, timeout_seconds=self._timeout
-                )
+            for source, client in clients:
                 try:
-                    listed += self._list(Source.DOCKER, docker, host_devices, allocated)
+                    listed += self._list(source, client, host_devices, allocated)
                 except errors.SourceError as exc:
+                    if source is Source.CONTAINERD:
+                        raise
                     problems.append(f"Docker unreachable: {exc}")
+                finally:
+                    client.close()
         finally:
             if kubelet is not None:
                 kubelet.close()
@@ -124,42 +96,37 @@ class ContainersReader:
     def _list(
         self,
         source: Source,
-        client: ContainerdClient | DockerClient,
-        host_devices: Callable[[], _HostDevices],
+        client: runtimes.RuntimeClient,
+        host_devices: Callable[[], devnodes.DeviceIndex],
         allocated: Callable[[Pod, str], list[KnownDevice]] | None,
     ) -> list[tuple[Source, Container]]:
         tracker = ContainerTracker(
             source=source,
             lookup=lambda major, minor: host_devices().by_number.get((major, minor)),
             emit=lambda _: None,  # a one-off listing: events go nowhere
-            all_containers=self._all,
+            all_containers=self._containers.all_containers,
             allocated=allocated,
         )
         tracker.resync(client, now=time.time())
         return [(source, c) for c in tracker.containers()]
 
-    def _host_devices(self, problems: list[str]) -> _HostDevices:
+    def _host_devices(self, problems: list[str]) -> devnodes.DeviceIndex:
         if self._readers is None:  # made on first need: GpuReader runs amd-smi once
-            tools = ToolRunner(root=self._root, timeout_seconds=30)
-            self._readers = (
-                GpuReader(self._root, tools=tools),
-                RdmaReader(self._root, tools=tools),
-            )
+            sources = node_sources(self._host, wall_time=time.time)
+            self._readers = (GpuReader(sources), RdmaReader(sources))
         gpu_reader, rdma_reader = self._readers
         gpus, rdma = gpu_reader.read(), rdma_reader.read()
         problems.extend([*gpus.problems, *rdma.problems])
-        table = devnodes.read_device_numbers(
-            self._host, gpus=gpus.gpus, dri=gpus.dri, rdma=rdma.snapshot
+        index = devnodes.index_devices(
+            HostFiles(self._host.root), gpus=gpus.gpus, dri=gpus.dri, rdma=rdma.snapshot
         )
-        if not table:
+        if not index.by_number:
             problems.append("no GPU or RDMA device numbers found: no devices can be attributed")
-        return _HostDevices(
-            by_number=table, by_allocation_id=devnodes.gpus_by_allocation_id(gpus.gpus)
-        )
+        return index
 
 
 def _allocated(
-    kubelet: PodResourcesClient, host_devices: Callable[[], _HostDevices]
+    kubelet: PodResourcesClient, host_devices: Callable[[], devnodes.DeviceIndex]
 ) -> Callable[[Pod, str], list[KnownDevice]]:
     """The GPUs the kubelet allocated to a container, read once for the whole listing."""
     allocations = Allocations(kubelet.list, min_interval=float("inf"))
@@ -224,28 +191,15 @@ def to_json(report: ContainersReport) -> list[listing.JsonObject]:
 
 
 def diagnostic(
-    root: str,
-    *,
-    address: str,
-    namespace: str,
-    all_containers: bool,
-    pod_resources_socket: str = "",
-    docker_address: str = "",
+    host: HostConfig, containers: ContainersConfig
 ) -> showing.Diagnostic[ContainersReport]:
-    """`lens containers` for the host seen at `root`, the containerd at `address` and, when
-    given, the Docker Engine at `docker_address`."""
-    if not address:
+    """`lens containers` for the host seen at `host.root`, the containerd at
+    `containers.containerd_address` and, when set, the Docker Engine at `docker_address`."""
+    if not containers.containerd_address:
         raise errors.ConfigError(
             source="config",
             key="containers.containerd_address",
             expected="the path of containerd's socket",
         )
-    reader = ContainersReader(
-        root,
-        address=address,
-        namespace=namespace,
-        all_containers=all_containers,
-        pod_resources_socket=pod_resources_socket,
-        docker_address=docker_address,
-    )
+    reader = ContainersReader(host, containers)
     return showing.Diagnostic(read=reader.read, table=table, to_json=to_json, empty=lambda _: False)

@@ -1,8 +1,9 @@
 """`lens gpus`: every GPU of this node (AMD through sysfs, NVIDIA through NVML) as a table or JSON.
 
-Reads what the node agent reads, with no config, cluster or database: vendors from the PCI bus,
-static facts once (amd-smi, then rocm-smi, then sysfs), readings and DRI nodes on every read.
-A source that fails is named under the table, never a crash.
+Reads what the node agent reads, with the readers it builds (devices/sources.py) from the same
+`host` config, and no cluster or database: vendors from the PCI bus, static facts once
+(amd-smi, then rocm-smi, then sysfs), readings and DRI nodes on every read. A source that fails
+is named under the table, never a crash.
 """
 
 from __future__ import annotations
@@ -16,17 +17,13 @@ from rich.table import Table
 from rich.text import Text
 
 from lens.devices import gpu as gpu_model
-from lens.devices import vendors
-from lens.devices.amdgpu import AmdGpuCollector
 from lens.devices.dri import DriCollector, DriMapping
 from lens.devices.gpu import GpuSnapshot
 from lens.devices.nvidia import NvidiaGpuCollector
-from lens.devices.nvml import Nvml, load_binding
-from lens.devices.statics import StaticFactsSource
-from lens.devices.sysfs import HostFiles
-from lens.devices.tools import ToolRunner
+from lens.devices.sources import NodeSources, node_sources, nvidia_driver
 from lens.roles.diagnostics import showing
 from lens.runtime import errors
+from lens.runtime.config import HostConfig
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,26 +39,20 @@ class GpuReport:
 class GpuReader:
     """Reads the node's GPUs; static facts are read once, when it is made."""
 
-    def __init__(self, root: str, *, tools: ToolRunner, nvml_binding: object | None = None) -> None:
-        host = HostFiles(root)
-        self._present = vendors.detect_gpu_vendors(host)
-        self._statics = StaticFactsSource(
-            host, tools, amd_smi="amd-smi", rocm_smi="rocm-smi", wall_time=time.time
-        )
+    def __init__(self, sources: NodeSources) -> None:
+        self._present = sources.vendors.refresh()
+        self._statics = sources.statics
         if "amd" in self._present:
             self._statics.refresh()
-        self._amd = AmdGpuCollector(host, static_facts=self._statics.facts)
+        self._sources = sources
+        self._amd = sources.amd_collector()
         self._nvidia: NvidiaGpuCollector | None = None
-        self._nvml_binding = nvml_binding
-        self._host = host
-        self._dri = DriCollector(host)
+        self._dri = DriCollector(sources.host)
 
     def _nvidia_gpus(self, problems: list[str]) -> tuple[GpuSnapshot, ...]:
         try:
             if self._nvidia is None:
-                self._nvidia = NvidiaGpuCollector(
-                    Nvml(self._nvml_binding or load_binding()), self._host
-                )
+                self._nvidia = self._sources.nvidia_collector()
             collection = self._nvidia.collect()
         except errors.LensError as exc:
             problems.append(f"nvidia: {exc}")
@@ -85,14 +76,11 @@ class GpuReader:
             dri: DriMapping | None = self._dri.collect() if gpus else None
         except errors.LensError:
             dri = None
-        nvidia_driver = next(
-            (g.static.driver_version for g in gpus if g.vendor == "nvidia" and g.static), None
-        )
         statics = self._statics.current()
         return GpuReport(
             gpus=tuple(gpus),
             dri=dri,
-            driver_version=statics.driver_version or nvidia_driver,
+            driver_version=statics.driver_version or nvidia_driver(gpus),
             facts_source=statics.source,
             problems=tuple(problems),
             read_at=time.time(),
@@ -172,9 +160,11 @@ def to_json(report: GpuReport) -> dict[str, object]:
     }
 
 
-def diagnostic(root: str) -> showing.Diagnostic[GpuReport]:
-    """`lens gpus` for the host seen at `root` (tools are looked for under it)."""
-    reader = GpuReader(root, tools=ToolRunner(root=root, timeout_seconds=30))
+def diagnostic(
+    host: HostConfig, *, nvml_binding: object | None = None
+) -> showing.Diagnostic[GpuReport]:
+    """`lens gpus` for the host seen at `host.root` (its tools looked for under it)."""
+    reader = GpuReader(node_sources(host, wall_time=time.time, nvml_binding=nvml_binding))
     return showing.Diagnostic(
         read=reader.read, table=table, to_json=to_json, empty=lambda report: not report.gpus
     )

@@ -14,12 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from lens.devices.ib import RdmaSnapshot
-from lens.devices.rdma import RdmaCollector
-from lens.devices.rdmatool import RdmaToolReader
-from lens.devices.sysfs import HostFiles
-from lens.devices.tools import ToolRunner
+from lens.devices.sources import NodeSources, node_sources
 from lens.roles.diagnostics import showing
 from lens.runtime import errors
+from lens.runtime.config import HostConfig
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,8 +30,8 @@ class RdmaReport:
 
 
 class RdmaReader:
-    def __init__(self, root: str, *, tools: ToolRunner) -> None:
-        self._collector = RdmaCollector(HostFiles(root), fallback=RdmaToolReader(tools).read)
+    def __init__(self, sources: NodeSources) -> None:
+        self._collector = sources.rdma_collector()
         self._previous: RdmaReport | None = None
 
     def read(self) -> RdmaReport:
@@ -131,9 +129,9 @@ def to_json(report: RdmaReport) -> dict[str, object]:
     }
 
 
-def diagnostic(root: str) -> showing.Diagnostic[RdmaReport]:
-    """`lens rdma` for the host seen at `root` (tools are looked for under it)."""
-    reader = RdmaReader(root, tools=ToolRunner(root=root, timeout_seconds=30))
+def diagnostic(host: HostConfig) -> showing.Diagnostic[RdmaReport]:
+    """`lens rdma` for the host seen at `host.root` (its tools looked for under it)."""
+    reader = RdmaReader(node_sources(host, wall_time=time.time))
     return showing.Diagnostic(
         read=reader.read, table=table, to_json=to_json, empty=lambda report: report.snapshot is None
     )

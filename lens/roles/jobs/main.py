@@ -1,7 +1,8 @@
-"""`lens jobs`: wires the gRPC container event server to the store, with /metrics and health.
+"""`lens jobs`: the gRPC container event server, writing to the store.
 
-`build()` assembles the role (tests start it on free ports against a test database); `run()` is
-what the CLI calls. The periodic jobs of REFERENCE.md section 5 join this role in a later issue.
+`build()` adds the role to a process (tests start it on free ports against a test database);
+`ROLE` is what the CLI launches. The periodic jobs of REFERENCE.md section 5 join this role as
+loops whose bodies live in their domains (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -11,20 +12,21 @@ import logging
 
 import peewee
 
-from lens.containers.receiving import EventReceiver, ReceiverMetrics, TokenCheck
-from lens.containers.recording import EventRecorder
+from lens.containers.server.receiving import EventReceiver, ReceiverMetrics, TokenCheck
+from lens.containers.server.recording import EventRecorder
 from lens.proto._generated.lens.v1 import events_pb2_grpc
-from lens.runtime import grpcserver, interpreter, kit, settings, tokenfile
-from lens.runtime.clock import Clock
+from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
-from lens.store import database, migrating
+from lens.runtime.launcher import Role
+from lens.runtime.process import Process
+from lens.store import shared
 
 log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Jobs:
-    kit: kit.RoleKit
+    process: Process
     grpc: grpcserver.GrpcServer
     db: peewee.Database
 
@@ -36,22 +38,16 @@ def _token(cfg: JobsConfig) -> TokenCheck | None:
     return TokenCheck(tokens.read)
 
 
-def build(config: Config, *, clock: Clock | None = None, handle_signals: bool = True) -> Jobs:
-    """The assembled role: database opened (and migrated unless told not to), server not started."""
-    role = kit.build(
-        "jobs",
-        server=config.server,
-        service=config.service,
-        clock=clock,
-        handle_signals=handle_signals,
-    )
-    db = migrating.open_for_role(config.database)
+def build(config: Config, process: Process) -> Jobs:
+    """Add the event server to `process`: database opened (and migrated unless told not to),
+    server not started."""
+    db = shared.shared_database(config.database, process)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
-        metrics=ReceiverMetrics(role.metrics),
+        metrics=ReceiverMetrics(process.metrics),
         batch_records=config.jobs.batch_records,
         token=_token(config.jobs),
-        wall_time=role.clock.time,
+        wall_time=process.clock.time,
     )
     server = grpcserver.GrpcServer(
         name="event-server",
@@ -64,22 +60,9 @@ def build(config: Config, *, clock: Clock | None = None, handle_signals: bool = 
     server.register(
         lambda s: events_pb2_grpc.add_ContainerEventsServicer_to_server(receiver, s)  # type: ignore[no-untyped-call]
     )
-    role.service.add(server)
-    role.health.add_readiness("database", lambda: database.ping(db))
-    return Jobs(kit=role, grpc=server, db=db)
+    process.add_part(server)
+    process.tune_for_throughput()
+    return Jobs(process=process, grpc=server, db=db)
 
 
-def run(config: Config) -> int:
-    """`lens jobs`: run until SIGTERM; the exit code of the service."""
-    jobs = build(config)
-    log.info(
-        "jobs starting",
-        extra={
-            "config": {
-                section: settings.to_plain(getattr(config, section))
-                for section in ("cluster", "server", "jobs")
-            }
-        },
-    )
-    interpreter.tune_for_throughput()
-    return jobs.kit.service.run()
+ROLE = Role(name="jobs", sections=("database", "jobs"), build=build)

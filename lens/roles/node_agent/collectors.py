@@ -8,53 +8,27 @@ families it renders. Config names the enabled collectors; unknown names fail at 
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from lens.devices import gpu as gpu_families
-from lens.devices import ib, vendors
-from lens.devices.amdgpu import AmdGpuCollector
+from lens.devices import ib
 from lens.devices.dri import DriCollector
-from lens.devices.gpu import GpuCollection, Vendor
+from lens.devices.gpu import GpuCollection
 from lens.devices.nvidia import NvidiaGpuCollector
-from lens.devices.nvml import Nvml
-from lens.devices.rdma import RdmaCollector
-from lens.devices.rdmatool import RdmaToolReader
-from lens.devices.statics import StaticFactsSource
-from lens.devices.sysfs import HostFiles
-from lens.devices.tools import ToolRunner
-from lens.kube import allocation, ephemeral
-from lens.kube.allocation import GpuAllocation
-from lens.kube.ephemeral import EphemeralStorage
-from lens.kube.kubelet import KubeletClient
+from lens.devices.sources import NodeSources
+from lens.kube.kubelet import allocation, ephemeral
+from lens.kube.kubelet.allocation import GpuAllocation
+from lens.kube.kubelet.client import KubeletClient
+from lens.kube.kubelet.ephemeral import EphemeralStorage
 from lens.roles.node_agent.cycle import Binding, CollectorMetrics, Rendered
 from lens.roles.node_agent.state import AgentState, Latest
 from lens.runtime import errors
-from lens.runtime.config import HostConfig, NodeAgentConfig
-from lens.runtime.families import check_groups, describe
+from lens.runtime.config import NodeAgentConfig
+from lens.runtime.families import FamilyGroup, check_groups, describe
 from lens.runtime.selfmetrics import FamilyDoc, SelfMetrics
 
 T = TypeVar("T")
-
-
-class VendorPresence:
-    """Which GPU vendors are on the bus; re-detected with the static facts."""
-
-    def __init__(self, host: HostFiles) -> None:
-        self._host = host
-        self._lock = threading.Lock()
-        self._present: frozenset[Vendor] = frozenset()
-
-    def refresh(self) -> frozenset[Vendor]:
-        found = vendors.detect_gpu_vendors(self._host)
-        with self._lock:
-            self._present = found
-        return found
-
-    def present(self, vendor: Vendor) -> bool:
-        with self._lock:
-            return vendor in self._present
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,20 +36,21 @@ class AgentParts:
     """Everything a collector entry may build its binding from."""
 
     config: NodeAgentConfig
-    host_config: HostConfig
-    host: HostFiles
+    sources: NodeSources
     state: AgentState
-    statics: StaticFactsSource
-    vendors: VendorPresence
-    tools: ToolRunner
-    nvml: Callable[[], Nvml]
     kubelet: Callable[[], KubeletClient]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CollectorEntry:
+    """A collector: its name in config, its binding, and the families it renders (listed in
+    docs/metrics.md under `section`, with collectors of the same section)."""
+
     name: str
     build: Callable[[AgentParts], Binding[Any]]
+    section: str
+    families: tuple[FamilyGroup[Any], ...] = ()
+    hand_written: tuple[FamilyDoc, ...] = ()
 
 
 def _bind(
@@ -113,10 +88,7 @@ def _problems(collection: GpuCollection) -> Sequence[str]:
 
 
 def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
-    # Its own files, kept open between cycles (sysfs.py): one pread per attribute.
-    collector = AmdGpuCollector(
-        HostFiles(parts.host.root, keep_open=True), static_facts=parts.statics.facts
-    )
+    collector = parts.sources.amd_collector()
     return _bind(
         parts,
         name=collector.name,
@@ -125,7 +97,7 @@ def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
         render=_render_gpus,
         into=parts.state.gpus["amd"],
         problems=_problems,
-        applicable=lambda: parts.vendors.present("amd"),
+        applicable=lambda: parts.sources.vendors.present("amd"),
     )
 
 
@@ -134,7 +106,7 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
 
     def collect() -> GpuCollection:
         if not lazy:
-            lazy.append(NvidiaGpuCollector(parts.nvml(), parts.host))
+            lazy.append(parts.sources.nvidia_collector())
         return lazy[0].collect()
 
     def after_amd(collection: GpuCollection) -> GpuCollection:
@@ -153,12 +125,12 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
         into=parts.state.gpus["nvidia"],
         settle=after_amd,
         problems=_problems,
-        applicable=lambda: parts.vendors.present("nvidia"),
+        applicable=lambda: parts.sources.vendors.present("nvidia"),
     )
 
 
 def _dri(parts: AgentParts) -> Binding[Any]:
-    collector = DriCollector(parts.host)
+    collector = DriCollector(parts.sources.host)
     return _bind(
         parts,
         name=collector.name,
@@ -166,7 +138,9 @@ def _dri(parts: AgentParts) -> Binding[Any]:
         collect=collector.collect,
         render=lambda _: (),
         into=parts.state.dri,
-        applicable=lambda: parts.vendors.present("amd") or parts.vendors.present("nvidia"),
+        applicable=lambda: (
+            parts.sources.vendors.present("amd") or parts.sources.vendors.present("nvidia")
+        ),
     )
 
 
@@ -180,10 +154,7 @@ def _render_rdma(snapshot: ib.RdmaSnapshot) -> list[Rendered]:
 
 
 def _rdma(parts: AgentParts) -> Binding[ib.RdmaSnapshot]:
-    fallback = None
-    if parts.config.rdma_tool_fallback:
-        fallback = RdmaToolReader(parts.tools, tool=parts.host_config.rdma_tool).read
-    collector = RdmaCollector(HostFiles(parts.host.root, keep_open=True), fallback=fallback)
+    collector = parts.sources.rdma_collector(tool_fallback=parts.config.rdma_tool_fallback)
     return _bind(
         parts,
         name=collector.name,
@@ -202,8 +173,8 @@ def _resources_of(parts: AgentParts, requested: GpuAllocation) -> list[str]:
         resource
         for resource in parts.config.gpu_resources
         if totals.get(resource)
-        or (resource.startswith("amd.com/") and parts.vendors.present("amd"))
-        or (resource.startswith("nvidia.com/") and parts.vendors.present("nvidia"))
+        or (resource.startswith("amd.com/") and parts.sources.vendors.present("amd"))
+        or (resource.startswith("nvidia.com/") and parts.sources.vendors.present("nvidia"))
     ]
 
 
@@ -256,13 +227,33 @@ def _ephemeral_storage(parts: AgentParts) -> Binding[EphemeralStorage]:
     )
 
 
+_GPU_FAMILIES = (gpu_families.FAMILIES, gpu_families.COMPAT_FAMILIES)
+_KUBELET_FAMILIES = (allocation.FAMILIES, allocation.COMPAT_FAMILIES)
+_STORAGE_FAMILIES = (
+    ephemeral.NODE_FS_FAMILIES,
+    ephemeral.POD_FAMILIES,
+    ephemeral.COMPAT_NODE_FAMILIES,
+    ephemeral.COMPAT_POD_FAMILIES,
+)
+
 COLLECTORS: tuple[CollectorEntry, ...] = (
-    CollectorEntry(name="amdgpu", build=_amdgpu),
-    CollectorEntry(name="nvidia", build=_nvidia),
-    CollectorEntry(name="dri", build=_dri),
-    CollectorEntry(name="rdma", build=_rdma),
-    CollectorEntry(name="kubelet", build=_kubelet),
-    CollectorEntry(name="ephemeral_storage", build=_ephemeral_storage),
+    CollectorEntry(name="amdgpu", build=_amdgpu, section="GPUs", families=_GPU_FAMILIES),
+    CollectorEntry(name="nvidia", build=_nvidia, section="GPUs", families=_GPU_FAMILIES),
+    CollectorEntry(name="dri", build=_dri, section="DRI"),
+    CollectorEntry(
+        name="rdma",
+        build=_rdma,
+        section="RDMA",
+        families=(ib.DEVICE_FAMILIES, ib.PORT_FAMILIES),
+        hand_written=(ib.COMPAT_DOC,),
+    ),
+    CollectorEntry(name="kubelet", build=_kubelet, section="kubelet", families=_KUBELET_FAMILIES),
+    CollectorEntry(
+        name="ephemeral_storage",
+        build=_ephemeral_storage,
+        section="kubelet",
+        families=_STORAGE_FAMILIES,
+    ),
 )
 KUBELET_COLLECTORS = frozenset({"kubelet", "ephemeral_storage"})
 
@@ -285,49 +276,34 @@ def bindings(parts: AgentParts, enabled: Sequence[str]) -> list[Binding[Any]]:
     return [entry.build(parts) for entry in COLLECTORS if entry.name in enabled]
 
 
+def _family_groups(entries: Iterable[CollectorEntry]) -> list[FamilyGroup[Any]]:
+    """The family groups of `entries`, each once (collectors of one section share some)."""
+    groups: dict[int, FamilyGroup[Any]] = {}
+    for entry in entries:
+        for group in entry.families:
+            groups.setdefault(id(group), group)
+    return list(groups.values())
+
+
 def metric_docs() -> list[tuple[str, list[FamilyDoc]]]:
     """docs/metrics.md sections of the node agent: every family its collectors export."""
     own = SelfMetrics(process=False)
     CollectorMetrics(own)
-    return [
-        ("Node agent: collectors", list(own.declared)),
-        (
-            "Node agent: GPUs (amdgpu, nvidia)",
-            describe([gpu_families.FAMILIES, gpu_families.COMPAT_FAMILIES]),
-        ),
-        (
-            "Node agent: RDMA (rdma)",
-            [*describe([ib.DEVICE_FAMILIES, ib.PORT_FAMILIES]), ib.COMPAT_DOC],
-        ),
-        (
-            "Node agent: kubelet (kubelet, ephemeral_storage)",
-            describe(
-                [
-                    allocation.FAMILIES,
-                    allocation.COMPAT_FAMILIES,
-                    ephemeral.NODE_FS_FAMILIES,
-                    ephemeral.POD_FAMILIES,
-                    ephemeral.COMPAT_NODE_FAMILIES,
-                    ephemeral.COMPAT_POD_FAMILIES,
-                ]
-            ),
-        ),
-    ]
+    sections: list[tuple[str, list[FamilyDoc]]] = [("Node agent: collectors", list(own.declared))]
+    for section in dict.fromkeys(entry.section for entry in COLLECTORS):
+        entries = [entry for entry in COLLECTORS if entry.section == section]
+        docs = describe(_family_groups(entries))
+        docs += [doc for entry in entries for doc in entry.hand_written]
+        if docs:
+            names = ", ".join(entry.name for entry in entries)
+            sections.append((f"Node agent: {section} ({names})", docs))
+    return sections
 
 
-def check_families() -> None:
-    """Fail at startup on a family declared twice or badly named (STYLE S6.7)."""
-    check_groups(
-        [
-            gpu_families.FAMILIES,
-            gpu_families.COMPAT_FAMILIES,
-            ib.DEVICE_FAMILIES,
-            ib.PORT_FAMILIES,
-            allocation.FAMILIES,
-            allocation.COMPAT_FAMILIES,
-            ephemeral.NODE_FS_FAMILIES,
-            ephemeral.POD_FAMILIES,
-            ephemeral.COMPAT_NODE_FAMILIES,
-            ephemeral.COMPAT_POD_FAMILIES,
-        ]
-    )
+def family_names() -> list[str]:
+    """Every family name the collectors render, checked: none badly named or declared twice
+    (STYLE S6.7), so a process whose roles share one registry can claim them at start."""
+    groups = _family_groups(COLLECTORS)
+    check_groups(groups)
+    names = [doc.name for doc in describe(groups)]
+    return names + [doc.name for entry in COLLECTORS for doc in entry.hand_written]

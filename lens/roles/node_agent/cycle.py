@@ -120,6 +120,7 @@ class CollectionCycle:
         )
         self._lock = threading.Lock()
         self._cycles = 0
+        self._after_first: list[Callable[[], None]] = []
         self._renderer = TextRenderer()
         self._text = ""
 
@@ -130,6 +131,14 @@ class CollectionCycle:
     @property
     def cycles(self) -> int:
         return self._cycles
+
+    def after_first(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the first cycle is published (at once if it was)."""
+        with self._lock:
+            if not self._cycles:
+                self._after_first.append(callback)
+                return
+        callback()
 
     def run(self) -> None:
         """One tick: run what is due, wait, keep and render results, publish once."""
@@ -142,6 +151,9 @@ class CollectionCycle:
         self._publish()
         with self._lock:
             self._cycles += 1  # counted once published, so /metrics has the cycle's families
+            waiting, self._after_first = self._after_first, []
+        for callback in waiting:
+            callback()
 
     def _start_if_due(self, slot: _Slot, now: float) -> bool:
         binding = slot.binding

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lens.containers import listing
 from lens.containers.model import Container
+from lens.containers.node import listing
 from lens.devices.dri import DriNode
 from lens.devices.gpu import GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort

@@ -16,8 +16,8 @@ from typing import Generic, TypeVar
 from lens.devices.dri import DriMapping
 from lens.devices.gpu import GpuCollection, GpuSnapshot, Vendor
 from lens.devices.ib import RdmaSnapshot
-from lens.kube.allocation import GpuAllocation
-from lens.kube.ephemeral import EphemeralStorage
+from lens.kube.kubelet.allocation import GpuAllocation
+from lens.kube.kubelet.ephemeral import EphemeralStorage
 
 T = TypeVar("T")
 

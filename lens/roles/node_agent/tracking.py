@@ -8,25 +8,26 @@ after the first collection cycle, so containers already running are attributed t
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from lens.containers.attribution import KnownDevice
-from lens.containers.containerd import ContainerdClient
-from lens.containers.docker import DockerClient
-from lens.containers.journal import Journal
 from lens.containers.model import Container, Pod, Record, Source
-from lens.containers.outbox import Outbox
-from lens.containers.podresources import (
+from lens.containers.node import runtimes
+from lens.containers.node.attribution import KnownDevice
+from lens.containers.node.containerd import ContainerdClient
+from lens.containers.node.docker import DockerClient
+from lens.containers.node.journal import Journal
+from lens.containers.node.outbox import Outbox
+from lens.containers.node.podresources import (
     AllocatedDevices,
     Allocations,
-    PodResourcesClient,
     allocated_devices,
 )
-from lens.containers.shipping import EventShipper, ShipperMetrics
-from lens.containers.tracking import ContainerTracker
-from lens.containers.watching import ContainerWatcher
+from lens.containers.node.shipping import EventShipper, ShipperMetrics
+from lens.containers.node.tracking import ContainerTracker
+from lens.containers.node.watching import ContainerWatcher
 from lens.devices import devnodes
 from lens.devices.sysfs import HostFiles
 from lens.roles.node_agent.state import AgentState
@@ -46,33 +47,29 @@ class DeviceTable:
         self._host = host
         self._state = state
         self._basis: tuple[object, ...] | None = None
-        self._table: dict[devnodes.DeviceNumber, devnodes.NodeDevice] = {}
-        self._by_id: dict[str, devnodes.NodeDevice] = {}
+        self._index = devnodes.DeviceIndex(by_number={}, by_allocation_id={})
 
     def lookup(self, major: int, minor: int) -> KnownDevice | None:
-        return self._current().get((major, minor))
+        return self._current().by_number.get((major, minor))
 
     def allocated(self, allocations: Sequence[AllocatedDevices]) -> list[KnownDevice]:
         """The GPUs behind a container's device-plugin allocations (ids of other devices, and
         of GPUs not known here, such as partitions, name none)."""
-        self._current()
-        return allocated_devices(allocations, self._by_id)
+        return allocated_devices(allocations, self._current().by_allocation_id)
 
-    def _current(self) -> dict[devnodes.DeviceNumber, devnodes.NodeDevice]:
+    def _current(self) -> devnodes.DeviceIndex:
         gpus = [latest.get() for latest in self._state.gpus.values()]
         dri, rdma = self._state.dri.get(), self._state.rdma.get()
         basis = (*(g.value if g else None for g in gpus), dri and dri.value, rdma and rdma.value)
         if self._basis is None or any(a is not b for a, b in zip(basis, self._basis, strict=True)):
-            known_gpus = [gpu for gpu, _ in self._state.known_gpus()]
-            self._table = devnodes.read_device_numbers(
+            self._index = devnodes.index_devices(
                 self._host,
-                gpus=known_gpus,
+                gpus=[gpu for gpu, _ in self._state.known_gpus()],
                 dri=dri.value if dri else None,
                 rdma=rdma.value if rdma else None,
             )
-            self._by_id = devnodes.gpus_by_allocation_id(known_gpus)
             self._basis = basis
-        return self._table
+        return self._index
 
 
 class ContainerTracking:
@@ -89,10 +86,14 @@ class ContainerTracking:
         host_root: str,
         lookup: DeviceTable,
         metrics: SelfMetrics,
-        ready: Callable[[], bool],
         wall_time: Callable[[], float] = time.time,
     ) -> None:
-        self._ready = ready
+        # Set when the agent's devices are known (devices_known()) or on stop: what the starter
+        # thread waits for before following the runtimes.
+        self._proceed = threading.Event()
+        self._stopping = False
+        self._lock = threading.Lock()
+        self._starter: threading.Thread | None = None
         shipped = ShipperMetrics(metrics)
         boot_id = uuid.uuid4().hex
         journal = Journal(events.journal_dir, boot_id=boot_id) if events.journal_dir else None
@@ -104,7 +105,7 @@ class ContainerTracking:
             on_drop=shipped.dropped.inc,
         )
         shipped.buffered.set_function(lambda: len(self.outbox))
-        self.pod_resources = _pod_resources(containers)
+        self.pod_resources = runtimes.pod_resources_client(containers)
         self.allocations = (
             Allocations(self.pod_resources.list) if self.pod_resources is not None else None
         )
@@ -118,7 +119,7 @@ class ContainerTracking:
                 allocated=self._allocated(lookup),
                 wall_time=wall_time,
             )
-            for source, client in _runtime_clients(containers, host_root)
+            for source, client in runtimes.runtime_clients(containers, host_root=host_root)
         ]
         self.shipper = (
             EventShipper(events, outbox=self.outbox, node=node, metrics=shipped)
@@ -154,22 +155,35 @@ class ContainerTracking:
         if behind:
             raise errors.NoDataError(f"not subscribed to {', '.join(behind)}")
 
+    def devices_known(self) -> None:
+        """The agent's first collection cycle is done: containers can be attributed now."""
+        self._proceed.set()
+
     async def start(self) -> None:
-        await lifecycle.in_thread(self._wait_for_devices, name="containers-start")
-        for watcher in self._watchers:
-            watcher.start()
-        if self.shipper is not None:
-            self.shipper.start()
+        """Follow the runtimes once the devices are known (at most 30 s from now), on a thread
+        of its own, so that a stop meanwhile is prompt."""
+        self._starter = threading.Thread(target=self._follow, name="containers-start", daemon=True)
+        self._starter.start()
 
     async def stop(self) -> None:
         await lifecycle.in_thread(self._stop, name="containers-stop")
 
-    def _wait_for_devices(self) -> None:
-        deadline = time.monotonic() + 30.0
-        while not self._ready() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    def _follow(self) -> None:
+        self._proceed.wait(30.0)
+        with self._lock:
+            if self._stopping:
+                return
+            for watcher in self._watchers:
+                watcher.start()
+            if self.shipper is not None:
+                self.shipper.start()
 
     def _stop(self) -> None:
+        with self._lock:
+            self._stopping = True
+        self._proceed.set()
+        if self._starter is not None:
+            self._starter.join()
         for watcher in self._watchers:
             watcher.stop()
         if self.shipper is not None:
@@ -179,33 +193,6 @@ class ContainerTracking:
             watcher.client.close()
         if self.pod_resources is not None:
             self.pod_resources.close()
-
-
-def _pod_resources(containers: ContainersConfig) -> PodResourcesClient | None:
-    if not containers.pod_resources_socket:
-        return None
-    return PodResourcesClient(
-        containers.pod_resources_socket, timeout_seconds=containers.request_timeout_seconds
-    )
-
-
-def _runtime_clients(
-    containers: ContainersConfig, host_root: str
-) -> list[tuple[Source, ContainerdClient | DockerClient]]:
-    """containerd's and Docker's clients, for those configured."""
-    clients: list[tuple[Source, ContainerdClient | DockerClient]] = []
-    timeout = containers.request_timeout_seconds
-    if containers.containerd_address:
-        containerd = ContainerdClient(
-            containers.containerd_address, namespace=containers.namespace, timeout_seconds=timeout
-        )
-        clients.append((Source.CONTAINERD, containerd))
-    if containers.docker_address:
-        docker = DockerClient(
-            containers.docker_address, host_root=host_root, timeout_seconds=timeout
-        )
-        clients.append((Source.DOCKER, docker))
-    return clients
 
 
 def _watcher(

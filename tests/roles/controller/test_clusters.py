@@ -11,7 +11,7 @@ from typing import cast
 import kubernetes
 import pytest
 
-from lens.kube.clustersync import ClusterSync
+from lens.kube.workloads.clustersync import ClusterSync
 from lens.roles.controller.clusters import ClusterSecret
 from lens.roles.controller.fleet import ClusterTarget, Fleet
 from lens.sim.kube.server import KubeApiServer

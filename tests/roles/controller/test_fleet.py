@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import kubernetes
 
-from lens.kube.clustersync import ClusterSync
+from lens.kube.workloads.clustersync import ClusterSync
 from lens.roles.controller.fleet import ClusterTarget, Fleet
 
 

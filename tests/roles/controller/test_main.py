@@ -13,8 +13,8 @@ import pytest
 
 from lens.roles.controller import main as controller_main
 from lens.runtime.clock import SystemClock
-from lens.runtime.config import Config, DatabaseConfig, ServerConfig
-from lens.runtime.kubesections import ControllerConfig, KubeConfig
+from lens.runtime.config import Config, ControllerConfig, DatabaseConfig, KubeConfig, ServerConfig
+from lens.runtime.process import Process
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests, spec
 from lens.sim.scenario.player import ScenarioPlayer
@@ -25,19 +25,23 @@ pytestmark = pytest.mark.slow_timeout
 LEASE_SECONDS = 2.0
 
 
+def _process(config: Config) -> Process:
+    return Process("controller", server=config.server, service=config.service, handle_signals=False)
+
+
 class Running:
     def __init__(self, controller: controller_main.Controller) -> None:
         self.controller = controller
-        self._thread = threading.Thread(target=controller.kit.service.run, daemon=True)
+        self._thread = threading.Thread(target=controller.process.service.run, daemon=True)
         self._thread.start()
-        assert controller.kit.service.started.wait(10)
+        assert controller.process.service.started.wait(10)
 
     @property
     def leading(self) -> bool:
         return self.controller.fleet.leading
 
     def ready(self) -> int:
-        port = self.controller.kit.http.port
+        port = self.controller.process.http.port
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
                 return int(answer.status)
@@ -46,7 +50,7 @@ class Running:
 
     def stop(self) -> None:
         if self._thread.is_alive():
-            self.controller.kit.service.request_stop("test over")
+            self.controller.process.service.request_stop("test over")
             self._thread.join(20)
 
 
@@ -75,7 +79,7 @@ def start(
                 kubelet_service_interval_seconds=1,
             ),
         )
-        running = Running(controller_main.build(config, handle_signals=False))
+        running = Running(controller_main.build(config, _process(config)))
         started.append(running)
         return running
 
@@ -189,7 +193,7 @@ def test_clusters_named_in_the_secret_are_stored_under_their_names(
                 clusters_refresh_seconds=1,
             ),
         )
-        running = Running(controller_main.build(config, handle_signals=False))
+        running = Running(controller_main.build(config, _process(config)))
         try:
             db = running.controller.db
 

@@ -15,6 +15,7 @@ from rich.console import Console
 from lens.containers.model import Source
 from lens.roles.diagnostics import containers
 from lens.runtime import errors
+from lens.runtime.config import ContainersConfig, HostConfig
 from lens.sim.containerd import PrivateContainerd, pod_labels
 from lens.sim.docker import PrivateDocker
 from lens.sim.hosts.tree import HostTree
@@ -54,7 +55,13 @@ def _read(
     tree: HostTree, ctd: PrivateContainerd, *, everything: bool
 ) -> containers.ContainersReport:
     return containers.diagnostic(
-        str(tree.root), address=ctd.socket, namespace="k8s.io", all_containers=everything
+        HostConfig(root=str(tree.root)),
+        ContainersConfig(
+            namespace="k8s.io",
+            all_containers=everything,
+            containerd_address=ctd.socket,
+            pod_resources_socket="",
+        ),
     ).read()
 
 
@@ -79,16 +86,25 @@ def test_containers_with_their_pods_and_devices(
 
 def test_an_unreachable_containerd_is_a_clear_error(mi300x: HostTree, tmp_path: Path) -> None:
     diagnostic = containers.diagnostic(
-        str(mi300x.root),
-        address=str(tmp_path / "none.sock"),
-        namespace="k8s.io",
-        all_containers=False,
+        HostConfig(root=str(mi300x.root)),
+        ContainersConfig(
+            namespace="k8s.io",
+            all_containers=False,
+            containerd_address=str(tmp_path / "none.sock"),
+            pod_resources_socket="",
+        ),
     )
     with pytest.raises(errors.SourceError, match="containerd"):
         diagnostic.read()
     with pytest.raises(errors.ConfigError, match=r"containers\.containerd_address"):
         containers.diagnostic(
-            str(mi300x.root), address="", namespace="k8s.io", all_containers=False
+            HostConfig(root=str(mi300x.root)),
+            ContainersConfig(
+                namespace="k8s.io",
+                all_containers=False,
+                containerd_address="",
+                pod_resources_socket="",
+            ),
         )
 
 
@@ -125,11 +141,13 @@ def test_the_kubelets_allocation_names_the_gpus(
     kubelet = podresources.serve(socket, lambda: [pod], allocator)
     try:
         report = containers.diagnostic(
-            str(mi300x.root),
-            address=containerd.socket,
-            namespace="k8s.io",
-            all_containers=False,
-            pod_resources_socket=str(socket),
+            HostConfig(root=str(mi300x.root)),
+            ContainersConfig(
+                namespace="k8s.io",
+                all_containers=False,
+                pod_resources_socket=str(socket),
+                containerd_address=containerd.socket,
+            ),
         ).read()
     finally:
         kubelet.stop(grace=0).wait(5)
@@ -151,11 +169,14 @@ def test_docker_containers_are_listed_too_when_configured(
     try:
         assert started.returncode == 0, started.stderr
         report = containers.diagnostic(
-            str(mi300x.root),
-            address=containerd.socket,
-            namespace="k8s.io",
-            all_containers=False,
-            docker_address=docker.socket,
+            HostConfig(root=str(mi300x.root)),
+            ContainersConfig(
+                namespace="k8s.io",
+                all_containers=False,
+                docker_address=docker.socket,
+                containerd_address=containerd.socket,
+                pod_resources_socket="",
+            ),
         ).read()
         assert report.problems == ()
         by_name = {c.name: c for c in report.containers}
@@ -182,11 +203,14 @@ def test_docker_containers_are_listed_too_when_configured(
     finally:
         docker.remove("docked-gpu")
     gone = containers.diagnostic(
-        str(mi300x.root),
-        address=containerd.socket,
-        namespace="k8s.io",
-        all_containers=False,
-        docker_address=str(tmp_path / "no-docker.sock"),
+        HostConfig(root=str(mi300x.root)),
+        ContainersConfig(
+            namespace="k8s.io",
+            all_containers=False,
+            docker_address=str(tmp_path / "no-docker.sock"),
+            containerd_address=containerd.socket,
+            pod_resources_socket="",
+        ),
     ).read()
     assert [c.name for c in gone.containers] == ["worker"]
     (problem,) = gone.problems

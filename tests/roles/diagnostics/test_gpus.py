@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 from rich.console import Console
 
-from lens.devices.tools import ToolRunner
+from lens.devices.sources import node_sources
 from lens.roles.diagnostics import gpus
+from lens.runtime.config import HostConfig
 from lens.sim.hosts.tree import HostTree
 
 
@@ -21,7 +23,7 @@ def _text(renderable) -> str:
 
 @pytest.mark.slow_timeout
 def test_an_mi300x_node(mi300x: HostTree) -> None:
-    report = gpus.diagnostic(str(mi300x.root)).read()
+    report = gpus.diagnostic(HostConfig(root=str(mi300x.root))).read()
     assert len(report.gpus) == 8 and report.problems == ()
     assert report.driver_version == "6.10.5" and report.facts_source == "amd-smi"
     text = _text(gpus.table(report))
@@ -36,14 +38,18 @@ def test_an_mi300x_node(mi300x: HostTree) -> None:
 def test_partitions_show_in_the_dri_column(cpx: HostTree) -> None:
     cpx.break_tool("amd-smi", "fail")
     cpx.break_tool("rocm-smi", "fail")
-    report = gpus.GpuReader(str(cpx.root), tools=ToolRunner(root=str(cpx.root))).read()
+    report = gpus.GpuReader(
+        node_sources(HostConfig(root=str(cpx.root)), wall_time=time.time)
+    ).read()
     text = _text(gpus.table(report))
     assert "renderD128 +7" in text and "CPX" in text
     assert "static facts from sysfs" in text and "! amd-smi: amd-smi exited 255" in text
 
 
 def test_an_nvidia_node_through_nvml(h100: HostTree) -> None:
-    reader = gpus.GpuReader(str(h100.root), tools=ToolRunner(), nvml_binding=h100.nvml())
+    reader = gpus.GpuReader(
+        node_sources(HostConfig(root=str(h100.root)), wall_time=time.time, nvml_binding=h100.nvml())
+    )
     report = reader.read()
     assert [g.vendor for g in report.gpus] == ["nvidia", "nvidia"]
     assert report.driver_version == "550.54.15"
@@ -53,11 +59,13 @@ def test_an_nvidia_node_through_nvml(h100: HostTree) -> None:
 def test_broken_nvml_is_a_problem_not_a_crash(h100: HostTree) -> None:
     binding = h100.nvml()
     binding.fail("nvmlInit", 999)
-    report = gpus.GpuReader(str(h100.root), tools=ToolRunner(), nvml_binding=binding).read()
+    report = gpus.GpuReader(
+        node_sources(HostConfig(root=str(h100.root)), wall_time=time.time, nvml_binding=binding)
+    ).read()
     assert report.gpus == () and report.problems == ("nvidia: NVML: init: NVML error 999",)
 
 
 def test_a_node_without_gpus(tmp_path) -> None:
-    diagnostic = gpus.diagnostic(str(tmp_path))
+    diagnostic = gpus.diagnostic(HostConfig(root=str(tmp_path)))
     report = diagnostic.read()
     assert diagnostic.empty(report) and "0 GPUs" in _text(gpus.table(report))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 from rich.console import Console
 
-from lens.devices.tools import ToolRunner
+from lens.devices.sources import node_sources
 from lens.roles.diagnostics import rdma
 from lens.runtime.clock import FakeClock
+from lens.runtime.config import HostConfig
 from lens.sim.hosts.tree import HostTree
 
 
@@ -21,7 +23,7 @@ def _text(renderable) -> str:
 
 
 def test_eight_ports_and_their_throughput(mi300x: HostTree, clock: FakeClock) -> None:
-    reader = rdma.RdmaReader(str(mi300x.root), tools=ToolRunner(root=str(mi300x.root)))
+    reader = rdma.RdmaReader(node_sources(HostConfig(root=str(mi300x.root)), wall_time=time.time))
     first = reader.read()
     assert first.throughput == {} and len(first.snapshot.devices) == 8
     clock.advance(10)
@@ -42,13 +44,13 @@ def test_without_sysfs_the_rdma_tool_answers(mi300x: HostTree) -> None:
     import shutil
 
     shutil.rmtree(mi300x.root / "sys/class/infiniband")
-    report = rdma.diagnostic(str(mi300x.root)).read()
+    report = rdma.diagnostic(HostConfig(root=str(mi300x.root))).read()
     assert report.snapshot is not None and report.snapshot.source == "rdma-tool"
     assert "read from rdma-tool" in _text(rdma.table(report))
 
 
 def test_nothing_found_is_reported(tmp_path) -> None:
-    reader = rdma.RdmaReader(str(tmp_path), tools=ToolRunner(root=str(tmp_path)))
+    reader = rdma.RdmaReader(node_sources(HostConfig(root=str(tmp_path)), wall_time=time.time))
     reader._collector._fallback = None  # the machine running the tests may have an rdma tool
     report = reader.read()
     assert report.snapshot is None and report.problems == (

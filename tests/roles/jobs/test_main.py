@@ -7,6 +7,7 @@ import pytest
 
 from lens.runtime import errors
 from lens.runtime.config import Config, DatabaseConfig, JobsConfig
+from lens.runtime.process import Process
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -26,7 +27,7 @@ def test_jobs_serves_events_health_and_the_original_metric_names(
     start_jobs: Callable[..., object], eventually: Callable[..., None]
 ) -> None:
     running = start_jobs()
-    port = running.jobs.kit.http.port  # type: ignore[attr-defined]
+    port = running.jobs.process.http.port  # type: ignore[attr-defined]
     assert running.jobs.grpc.port > 0  # type: ignore[attr-defined]
     eventually(lambda: _get(port, "/readyz")[0] == 200, timeout=15)
     eventually(lambda: "primus_lens_jobs" in _get(port, "/metrics")[1], timeout=15)
@@ -48,4 +49,4 @@ def test_half_a_tls_pair_fails_the_start(empty_database_url: str) -> None:
         database=DatabaseConfig(url=empty_database_url), jobs=JobsConfig(tls_cert_file="/x.pem")
     )
     with pytest.raises(errors.ConfigError, match=r"jobs\.tls_cert_file"):
-        main.build(config, handle_signals=False)
+        main.build(config, Process("jobs", server=config.server, service=config.service))

@@ -21,6 +21,7 @@ from lens.runtime.config import (
     ServerConfig,
     ServiceConfig,
 )
+from lens.runtime.process import Process
 from lens.sim.hosts.tree import HostTree
 
 MakeAgent = Callable[..., NodeAgent]
@@ -47,7 +48,14 @@ def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
             node_agent=NodeAgentConfig(node_name="gpu-node-1", **settings),
             containers=ContainersConfig(containerd_address=""),
         )
-        agent = main.build(config, clock=clock, nvml_binding=nvml, handle_signals=False)
+        process = Process(
+            "node-agent",
+            server=config.server,
+            service=config.service,
+            clock=clock,
+            handle_signals=False,
+        )
+        agent = main.build(config, process, nvml_binding=nvml)
         built.append(agent)
         return agent
 
@@ -62,10 +70,12 @@ class Running:
     def __init__(self, agent: NodeAgent) -> None:
         self.agent = agent
         self.codes: list[int] = []
-        self.thread = threading.Thread(target=lambda: self.codes.append(agent.kit.service.run()))
+        self.thread = threading.Thread(
+            target=lambda: self.codes.append(agent.process.service.run())
+        )
 
     def get(self, path: str) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.agent.kit.http.port, timeout=5)
+        conn = http.client.HTTPConnection("127.0.0.1", self.agent.process.http.port, timeout=5)
         try:
             conn.request("GET", path)
             response = conn.getresponse()
@@ -88,12 +98,12 @@ def start() -> Iterator[Callable[[NodeAgent], Running]]:
     def run(agent: NodeAgent) -> Running:
         running = Running(agent)
         running.thread.start()
-        assert agent.kit.service.started.wait(10)
+        assert agent.process.service.started.wait(10)
         started.append(running)
         return running
 
     yield run
     for running in started:
-        running.agent.kit.service.request_stop("test over")
+        running.agent.process.service.request_stop("test over")
         running.thread.join(15)
         assert running.codes == [0]

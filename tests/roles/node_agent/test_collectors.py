@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from lens.devices.nvml import Nvml
-from lens.devices.sysfs import HostFiles
-from lens.devices.tools import ToolRunner
-from lens.kube.allocation import GpuAllocation, PodGpuRequest
-from lens.kube.kubelet import KubeletClient
+from lens.devices.sources import node_sources
+from lens.kube.kubelet.allocation import GpuAllocation, PodGpuRequest
+from lens.kube.kubelet.client import KubeletClient
 from lens.roles.node_agent import collectors
 from lens.runtime import errors
 from lens.runtime.config import HostConfig, KubeletConfig, NodeAgentConfig
@@ -32,17 +30,22 @@ def test_the_registry_names() -> None:
 
 
 def test_families_are_declared_once_and_documented() -> None:
-    collectors.check_families()
+    names = collectors.family_names()
+    assert len(names) == len(set(names))
     documented = {doc.name for _, docs in collectors.metric_docs() for doc in docs}
+    assert set(names) <= documented
     assert {"lens_gpu_info", "gpu_utilization", "node_k8s_gpu_allocation_rate"} <= documented
     assert {"rdma_stat_<counter>", "lens_collector_success"} <= documented
 
 
-def test_vendor_presence_follows_the_bus(mi300x: HostTree) -> None:
-    presence = collectors.VendorPresence(HostFiles(mi300x.root))
-    assert not presence.present("amd"), "nothing before the first refresh"
-    assert presence.refresh() == {"amd"}
-    assert presence.present("amd") and not presence.present("nvidia")
+def test_every_collector_is_listed_once_with_its_families() -> None:
+    sections = [title for title, _ in collectors.metric_docs()]
+    assert sections == [
+        "Node agent: collectors",
+        "Node agent: GPUs (amdgpu, nvidia)",
+        "Node agent: RDMA (rdma)",
+        "Node agent: kubelet (kubelet, ephemeral_storage)",
+    ]
 
 
 def test_bindings_follow_the_config(mi300x: HostTree, make_agent: MakeAgent) -> None:
@@ -58,15 +61,12 @@ def test_gpu_resources_shown_for_present_vendors_or_when_requested(
     mi300x: HostTree, make_agent: MakeAgent
 ) -> None:
     agent = make_agent(mi300x, collectors=("amdgpu",))
+    sources = node_sources(HostConfig(root=str(mi300x.root)), wall_time=lambda: 0.0)
+    sources.vendors.refresh()
     parts = collectors.AgentParts(
         config=NodeAgentConfig(),
-        host_config=HostConfig(),
-        host=HostFiles(mi300x.root),
+        sources=sources,
         state=agent.state,
-        statics=agent.statics,
-        vendors=agent.vendors,
-        tools=ToolRunner(),
-        nvml=lambda: Nvml(object()),
         kubelet=lambda: KubeletClient(KubeletConfig(url="https://127.0.0.1:1")),
     )
     nothing = GpuAllocation(pods=())

@@ -40,7 +40,7 @@ def test_an_mi300x_node_serves_metrics_and_rest(
     assert 'lens_collector_success{collector="amdgpu"} 1.0' in text
     assert 'collector="nvidia"' not in text, "no NVIDIA GPUs on the bus: no series at all"
     assert running.get("/v1/metrics")[1].decode().count("# TYPE lens_gpu_info gauge") == 1
-    agent.kit.health.evaluate_readiness()  # the readiness loop's next run, without waiting
+    agent.process.health.evaluate_readiness()  # the readiness loop's next run, without waiting
     assert running.get("/readyz")[0] == 200
     assert running.data("/v1/gpuDriverVersion") == AMD_DRIVER_VERSION
     gpus = running.data("/v1/gpus")

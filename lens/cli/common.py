@@ -1,0 +1,77 @@
+"""What every `lens` command shares: the options, loading the config once, one-line failures,
+and launching roles (the one place a command runs a long-running process).
+
+Heavy packages are imported inside the command that needs them, so `lens --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+from lens.runtime import config as config_module
+from lens.runtime import errors
+
+if TYPE_CHECKING:
+    from lens.runtime.launcher import Role
+
+ConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="YAML config file (default: $LENS_CONFIG, else built-in defaults).",
+        show_default=False,
+    ),
+]
+HostRootOption = Annotated[
+    str | None,
+    typer.Option(
+        "--host-root",
+        help="Read the host's files under this directory (overrides host.root).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+WatchOption = Annotated[
+    bool, typer.Option("--watch", "-w", help="Refresh until Ctrl-C (JSON: one line per read).")
+]
+IntervalOption = Annotated[
+    float, typer.Option(help="Seconds between refreshes with --watch.", min=0.1)
+]
+
+
+def fail(kind: str, message: str, code: int) -> NoReturn:
+    """One line on stderr, `lens: KIND: MESSAGE`, and exit `code`."""
+    typer.echo(f"lens: {kind}: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def load(path: str | None) -> config_module.Config:
+    """The effective config, or a one-line config error and exit code 2."""
+    try:
+        return config_module.load(path)
+    except errors.ConfigError as exc:
+        fail("config error", str(exc), errors.EXIT_CONFIG)
+
+
+def launch(cfg: config_module.Config, *roles: Role) -> NoReturn:
+    """Configure logging, run the roles in one process until stopped, exit with its code.
+
+    A bad config or an unusable store at start is one line and exit 2 or 1; a part that fails
+    while running is named on the last line ("lens: part failed: jobs: event-server: ...").
+    """
+    from lens.runtime import launcher
+    from lens.runtime import logging as lens_logging
+
+    lens_logging.configure(cfg.logging)
+    try:
+        outcome = launcher.launch(cfg, roles)
+    except errors.ConfigError as exc:
+        fail("config error", str(exc), errors.EXIT_CONFIG)
+    except errors.StoreError as exc:
+        fail("store error", str(exc), errors.EXIT_FATAL)
+    if outcome.failure is not None:
+        fail("part failed", outcome.failure, outcome.code)
+    raise typer.Exit(outcome.code)

@@ -1,0 +1,36 @@
+"""`lens docs metrics`: docs/metrics.md, every metric family of every role."""
+
+from __future__ import annotations
+
+import typer
+
+docs_app = typer.Typer(help="Generate reference documents.", no_args_is_help=True)
+
+
+@docs_app.command("metrics")
+def docs_metrics() -> None:
+    """Print docs/metrics.md: every metric family with its type, labels and help."""
+    from lens.containers.node import shipping
+    from lens.containers.server import receiving
+    from lens.kube.workloads import syncmetrics
+    from lens.roles.node_agent import collectors
+    from lens.runtime import config, metricsdoc
+    from lens.runtime.process import Process
+    from lens.runtime.selfmetrics import SelfMetrics
+
+    defaults = config.Config()
+    runtime = Process("docs", server=defaults.server, service=defaults.service)
+    agent_events, jobs_events = SelfMetrics(process=False), SelfMetrics(process=False)
+    controller = SelfMetrics(process=False)
+    shipping.ShipperMetrics(agent_events)
+    receiving.ReceiverMetrics(jobs_events)
+    syncmetrics.SyncMetrics(controller)
+    controller.gauge(*syncmetrics.LEADER_GAUGE)
+    sections = [
+        ("Runtime (every role)", runtime.metrics.declared),
+        *collectors.metric_docs(),
+        ("Node agent: container events", agent_events.declared),
+        ("Jobs: container event server", jobs_events.declared),
+        ("Controller", controller.declared),
+    ]
+    typer.echo(metricsdoc.render_markdown(sections), nl=False)

@@ -1,0 +1,93 @@
+"""`lens node-agent`, `lens jobs`, `lens controller`: each launches one role in a process.
+
+Flags override their config keys; the role itself is imported only when its command runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated
+
+import typer
+
+from lens.cli.common import ConfigOption, HostRootOption, fail, launch, load
+from lens.runtime import errors
+from lens.runtime.config import Config
+
+controller_app = typer.Typer(
+    help="Run the controller (no subcommand), or undo what it did to the cluster.",
+    invoke_without_command=True,
+)
+
+PortOption = Annotated[
+    int | None, typer.Option(help="Port of /metrics and health (overrides server.port).")
+]
+
+
+def _with_port(cfg: Config, port: int | None) -> Config:
+    if port is None:
+        return cfg
+    return dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, port=port))
+
+
+def node_agent(
+    config: ConfigOption = None,
+    host_root: HostRootOption = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port of /metrics and the REST API (overrides server.port).")
+    ] = None,
+) -> None:
+    """Run the per-node agent: GPU, DRI, RDMA and kubelet collectors, /metrics and REST."""
+    from lens.roles.node_agent import main as node_agent_main
+
+    cfg = _with_port(load(config), port)
+    if host_root is not None:
+        cfg = dataclasses.replace(cfg, host=dataclasses.replace(cfg.host, root=host_root))
+    launch(cfg, node_agent_main.ROLE)
+
+
+def jobs(
+    config: ConfigOption = None,
+    port: PortOption = None,
+    grpc_port: Annotated[
+        int | None, typer.Option(help="Port of the event server (overrides jobs.grpc_port).")
+    ] = None,
+) -> None:
+    """Run the jobs role: the gRPC container event server writing to the database."""
+    from lens.roles.jobs import main as jobs_main
+
+    cfg = _with_port(load(config), port)
+    if grpc_port is not None:
+        cfg = dataclasses.replace(cfg, jobs=dataclasses.replace(cfg.jobs, grpc_port=grpc_port))
+    launch(cfg, jobs_main.ROLE)
+
+
+@controller_app.callback()
+def controller(ctx: typer.Context, config: ConfigOption = None, port: PortOption = None) -> None:
+    """Run the controller: GPU pods and their workloads from the Kubernetes API into the store."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from lens.roles.controller import main as controller_main
+
+    launch(_with_port(load(config), port), controller_main.ROLE)
+
+
+@controller_app.command("release-finalizers")
+def release_finalizers(config: ConfigOption = None) -> None:
+    """Remove every Lens finalizer from the cluster (the uninstall path; stop the controller
+    first, or it adds them back)."""
+    from lens.kube.machinery import clients
+    from lens.kube.workloads import uninstall
+
+    cfg = load(config)
+    try:
+        with clients.connect(cfg.kube) as api:
+            released = uninstall.release_all(api)
+    except errors.ConfigError as exc:
+        fail("config error", str(exc), errors.EXIT_CONFIG)
+    except (errors.LensError, OSError) as exc:
+        fail("release-finalizers", str(exc), errors.EXIT_FATAL)
+    for item in released:
+        where = f"{item.namespace}/{item.name}" if item.namespace else item.name
+        typer.echo(f"released {item.kind} {where}")
+    typer.echo(f"{len(released)} finalizer(s) released")

@@ -1,0 +1,92 @@
+"""One node's device readers, built from the `host` config section in one place.
+
+The node agent (roles/node_agent) and the diagnostics `lens gpus`, `lens rdma` and
+`lens containers` build their readers here, so both read the same files under `host.root`
+with the same tools, tool timeout and fallbacks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from lens.devices import nvml as nvml_boundary
+from lens.devices.amdgpu import AmdGpuCollector
+from lens.devices.gpu import GpuSnapshot
+from lens.devices.nvidia import NvidiaGpuCollector
+from lens.devices.nvml import Nvml
+from lens.devices.rdma import RdmaCollector
+from lens.devices.rdmatool import RdmaToolReader
+from lens.devices.statics import StaticFactsSource
+from lens.devices.sysfs import HostFiles
+from lens.devices.tools import ToolRunner
+from lens.devices.vendors import VendorPresence
+from lens.runtime.config import HostConfig
+
+
+class LazyNvml:
+    """NVML loaded on first use, so nodes without NVIDIA GPUs never import it."""
+
+    def __init__(self, binding: object | None) -> None:
+        self._binding = binding
+        self._nvml: Nvml | None = None
+
+    def __call__(self) -> Nvml:
+        if self._nvml is None:
+            self._nvml = Nvml(self._binding or nvml_boundary.load_binding())
+        return self._nvml
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSources:
+    """What every device reader of a node is made from."""
+
+    config: HostConfig
+    host: HostFiles
+    tools: ToolRunner
+    statics: StaticFactsSource
+    vendors: VendorPresence
+    nvml: Callable[[], Nvml]
+
+    def amd_collector(self) -> AmdGpuCollector:
+        # Its own files, kept open between reads (sysfs.py): one pread per attribute.
+        return AmdGpuCollector(
+            HostFiles(self.host.root, keep_open=True), static_facts=self.statics.facts
+        )
+
+    def nvidia_collector(self) -> NvidiaGpuCollector:
+        """Loads NVML: call only where NVIDIA GPUs are present."""
+        return NvidiaGpuCollector(self.nvml(), self.host)
+
+    def rdma_collector(self, *, tool_fallback: bool = True) -> RdmaCollector:
+        """sysfs, and the `rdma` tool (host.rdma_tool) when sysfs lacks the counters."""
+        fallback = None
+        if tool_fallback:
+            fallback = RdmaToolReader(self.tools, tool=self.config.rdma_tool).read
+        return RdmaCollector(HostFiles(self.host.root, keep_open=True), fallback=fallback)
+
+
+def node_sources(
+    cfg: HostConfig, *, wall_time: Callable[[], float], nvml_binding: object | None = None
+) -> NodeSources:
+    """The readers' shared parts for the host seen at `cfg.root`; nothing is read yet."""
+    host = HostFiles(cfg.root)
+    tools = ToolRunner(
+        prefix=cfg.tool_prefix, timeout_seconds=cfg.tool_timeout_seconds, root=cfg.root
+    )
+    statics = StaticFactsSource(
+        host, tools, amd_smi=cfg.amd_smi, rocm_smi=cfg.rocm_smi, wall_time=wall_time
+    )
+    return NodeSources(
+        config=cfg,
+        host=host,
+        tools=tools,
+        statics=statics,
+        vendors=VendorPresence(host),
+        nvml=LazyNvml(nvml_binding),
+    )
+
+
+def nvidia_driver(gpus: list[GpuSnapshot] | tuple[GpuSnapshot, ...]) -> str | None:
+    """The NVIDIA driver's version, from the first NVIDIA GPU's static facts."""
+    return next((g.static.driver_version for g in gpus if g.vendor == "nvidia" and g.static), None)

@@ -1,0 +1,46 @@
+"""The one typed, immutable Config: its sections (one module per part of Lens), the root and
+the loading of defaults < YAML file < `LENS_<SECTION>__<KEY>` environment."""
+
+from lens.runtime.config.database import DatabaseConfig
+from lens.runtime.config.jobs import JobsConfig
+from lens.runtime.config.kube import ControllerConfig, KubeConfig
+from lens.runtime.config.loading import (
+    ENV_CONFIG,
+    ENV_PREFIX,
+    IN_CLUSTER_HOST_ENV,
+    default_data_dir,
+    load,
+)
+from lens.runtime.config.node import (
+    ContainersConfig,
+    EventsConfig,
+    HostConfig,
+    KubeletConfig,
+    NodeAgentConfig,
+)
+from lens.runtime.config.process import ClusterConfig, LoggingConfig, ServerConfig, ServiceConfig
+from lens.runtime.config.root import EXAMPLE_HEADER, Config, example
+
+__all__ = [
+    "ENV_CONFIG",
+    "ENV_PREFIX",
+    "EXAMPLE_HEADER",
+    "IN_CLUSTER_HOST_ENV",
+    "ClusterConfig",
+    "Config",
+    "ContainersConfig",
+    "ControllerConfig",
+    "DatabaseConfig",
+    "EventsConfig",
+    "HostConfig",
+    "JobsConfig",
+    "KubeConfig",
+    "KubeletConfig",
+    "LoggingConfig",
+    "NodeAgentConfig",
+    "ServerConfig",
+    "ServiceConfig",
+    "default_data_dir",
+    "example",
+    "load",
+]

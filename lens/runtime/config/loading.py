@@ -1,0 +1,170 @@
+"""Load the effective Config: defaults < YAML file < `LENS_<SECTION>__<KEY>` environment.
+
+cli calls `load()` once and passes the narrowest section down. This is the only module that
+reads the environment (STYLE S11.4): overrides, `LENS_CONFIG`, password variables, the data dir.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lens.runtime import dburl, errors, settings
+from lens.runtime.config.database import DatabaseConfig
+from lens.runtime.config.kube import KubeConfig
+from lens.runtime.config.root import Config
+from lens.runtime.settings import Secret
+
+ENV_PREFIX = "LENS_"
+ENV_CONFIG = "LENS_CONFIG"
+
+
+def load(path: str | None = None, *, environ: Mapping[str, str] | None = None) -> Config:
+    """Load the effective config, or raise ConfigError naming the source and key at fault."""
+    env = os.environ if environ is None else environ
+    path = path or env.get(ENV_CONFIG) or None
+    source = path or "defaults"
+    raw = _read_file(path) if path else {}
+    raw, origins = _apply_env(raw, env)
+    cfg = settings.build(Config, raw, source=source, origins=origins)
+    return _resolve(cfg, env, origins, source)
+
+
+def _read_file(path: str) -> dict[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise errors.ConfigError(
+            source=path, key="", expected=f"a readable YAML file ({exc.strerror})"
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise errors.ConfigError(source=path, key="", expected=_yaml_problem(exc)) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise errors.ConfigError(source=path, key="", expected="a YAML mapping of sections")
+    return data
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or "syntax error"
+    if mark is not None:
+        return f"valid YAML (line {mark.line + 1}, column {mark.column + 1}: {problem})"
+    return f"valid YAML ({problem})"
+
+
+def _apply_env(
+    raw: dict[str, Any], env: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Overlay LENS_<SECTION>__<KEY> variables; return the data and each key's source."""
+    merged: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    origins: dict[str, str] = {}
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__")]
+        origin = f"environment variable {name}"
+        if any(not part for part in path) or len(path) != 2:
+            raise errors.ConfigError(
+                source=origin, key=".".join(path), expected="LENS_<SECTION>__<KEY>"
+            )
+        section, key = path
+        target = merged.setdefault(section, {})
+        if not isinstance(target, dict):
+            raise errors.ConfigError(source=origin, key=section, expected="a mapping section")
+        target[key] = settings.EnvText(env[name])
+        origins[f"{section}.{key}"] = origin
+        origins.setdefault(section, origin)
+    return merged, origins
+
+
+def default_data_dir(env: Mapping[str, str]) -> str:
+    """Where embedded data lives when service.data_dir is empty."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return "/var/lib/lens"
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local/share")
+    return str(Path(base) / "lens")
+
+
+def _resolve(
+    cfg: Config, env: Mapping[str, str], origins: Mapping[str, str], source: str
+) -> Config:
+    """Fill values derived from others: the data dir, the SQLite path, the password."""
+    data_dir = cfg.service.data_dir or default_data_dir(env)
+    data_dir = str(Path(data_dir).expanduser())
+    service = dataclasses.replace(cfg.service, data_dir=data_dir)
+    database = _resolve_database(cfg.database, data_dir, env, origins, source)
+    kube = _resolve_kube(cfg.kube, env)
+    return dataclasses.replace(cfg, service=service, database=database, kube=kube)
+
+
+def _resolve_database(
+    db: DatabaseConfig,
+    data_dir: str,
+    env: Mapping[str, str],
+    origins: Mapping[str, str],
+    source: str,
+) -> DatabaseConfig:
+    url = dburl.parse_database_url(db.url)
+    if url.engine == "sqlite" and not url.is_memory and not Path(url.database).is_absolute():
+        db = dataclasses.replace(db, url=dburl.sqlite_url(str(Path(data_dir) / url.database)))
+
+    def where(key: str) -> str:
+        return origins.get(f"database.{key}", source)
+
+    given = [k for k in ("password", "password_file", "password_env") if getattr(db, k)]
+    if url.password:
+        given.insert(0, "url")
+    if len(given) > 1:
+        raise errors.ConfigError(
+            source=where(given[1]),
+            key=f"database.{given[1]}",
+            expected=f"only one password source, but database.{given[0]} gives one too",
+        )
+    if url.engine == "sqlite" and given:
+        raise errors.ConfigError(
+            source=where(given[0]), key=f"database.{given[0]}", expected="no password for sqlite"
+        )
+    if db.password_file:
+        try:
+            secret = Path(db.password_file).read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as exc:
+            raise errors.ConfigError(
+                source=where("password_file"),
+                key="database.password_file",
+                expected=f"a readable file ({exc.strerror}: {db.password_file})",
+            ) from exc
+        db = dataclasses.replace(db, password=Secret(secret))
+    elif db.password_env:
+        if db.password_env not in env:
+            raise errors.ConfigError(
+                source=where("password_env"),
+                key="database.password_env",
+                expected=f"the name of a set environment variable ({db.password_env} is not set)",
+            )
+        db = dataclasses.replace(db, password=Secret(env[db.password_env]))
+    return db
+
+
+IN_CLUSTER_HOST_ENV = "KUBERNETES_SERVICE_HOST"
+
+
+def _resolve_kube(kube: KubeConfig, env: Mapping[str, str]) -> KubeConfig:
+    """auto → in-cluster inside a pod, else kubeconfig; an empty kubeconfig → $KUBECONFIG or
+    ~/.kube/config."""
+    source = kube.source
+    if source == "auto":
+        source = "in-cluster" if env.get(IN_CLUSTER_HOST_ENV) else "kubeconfig"
+    path = kube.kubeconfig
+    if not path:
+        listed = [p for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
+        path = listed[0] if listed else str(Path(env.get("HOME", "~")) / ".kube" / "config")
+    return dataclasses.replace(kube, source=source, kubeconfig=str(Path(path).expanduser()))

@@ -1,0 +1,82 @@
+"""The launcher: one process, the roles it is given, run until a signal; its exit code.
+
+`lens node-agent`, `lens controller` and `lens jobs` launch one role each; `lens up` and
+`lens demo` launch several into the same process. Each role is a `Role`: its name, the config
+sections it logs at start and its `build(config, process)`, which adds the role's parts to the
+Process (runtime/process.py) and returns what tests reach. The launcher owns what is
+process-wide: signals, the one HTTP port, the metrics registry, interpreter tuning, and the
+order of stopping (reverse of starting, within `service.stop_timeout_seconds`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+
+from lens.runtime import settings
+from lens.runtime.config import Config
+from lens.runtime.process import Process
+
+log = logging.getLogger(__name__)
+
+PROCESS_SECTIONS = ("cluster", "server", "service")
+"""The config sections of the process itself, logged once at start."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Role:
+    """A role that can be launched: parts added to a process it is given."""
+
+    name: str
+    sections: tuple[str, ...]
+    build: Callable[[Config, Process], object]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """How the process ended: its exit code and, when a part failed, which role's part and how
+    ("jobs: event-server: OSError: [Errno 98] Address in use")."""
+
+    code: int
+    failure: str | None
+
+
+def assemble(config: Config, roles: Sequence[Role], *, process: Process) -> list[object]:
+    """Build every role into `process`, in order; what each build returned, for tests."""
+    names = [role.name for role in roles]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a role is launched once per process: {names}")
+    built = []
+    for role in roles:
+        process.building = role.name
+        built.append(role.build(config, process))
+        log.info(
+            "role starting",
+            extra={
+                "role": role.name,
+                "config": {s: settings.to_plain(getattr(config, s)) for s in role.sections},
+            },
+        )
+    process.building = ""
+    return built
+
+
+def launch(config: Config, roles: Sequence[Role]) -> Outcome:
+    """Build the roles into a new process and run it until SIGTERM or SIGINT."""
+    name = "+".join(role.name for role in roles)
+    process = Process(name, server=config.server, service=config.service)
+    assemble(config, roles, process=process)
+    log.info(
+        "process starting",
+        extra={
+            "roles": [role.name for role in roles],
+            "config": {s: settings.to_plain(getattr(config, s)) for s in PROCESS_SECTIONS},
+        },
+    )
+    process.apply_tuning()
+    code = process.run()
+    failure = process.failed()
+    if failure is not None:
+        log.error("process stopped: a part failed", extra={"failure": failure})
+    return Outcome(code=code, failure=failure)

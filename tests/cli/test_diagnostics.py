@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_lens
+
+
+@pytest.mark.slow_timeout
+def test_gpus_and_rdma_diagnostics_on_a_simulated_node(tmp_path: Path) -> None:
+    tree = tmp_path / "node"
+    assert run_lens("sim", "node", str(tree), "--gpus", "2", "--rdma", "2").returncode == 0
+    table = run_lens("gpus", "--host-root", str(tree))
+    assert table.returncode == 0, table.stderr
+    assert "2 GPUs" in table.stdout and "AMD Instinct MI300X" in table.stdout
+    document = json.loads(run_lens("gpus", "--host-root", str(tree), "--json").stdout)
+    assert len(document["gpus"]) == 2 and document["static_facts_source"] == "amd-smi"
+    ports = json.loads(run_lens("rdma", "--host-root", str(tree), "--json").stdout)
+    assert [d["name"] for d in ports["devices"]] == ["mlx5_0", "mlx5_1"]
+
+
+def test_gpus_on_a_node_without_gpus_exits_1(tmp_path: Path) -> None:
+    result = run_lens("gpus", "--host-root", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"lens: nothing found: no GPUs under {tmp_path}"

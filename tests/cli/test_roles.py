@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_lens, sim_kube, with_client
+
+
+@pytest.mark.slow_timeout
+def test_node_agent_serves_a_simulated_node_until_terminated(
+    tmp_path: Path, free_port: Callable[[], int]
+) -> None:
+    import time
+    import urllib.request
+
+    tree = tmp_path / "node"
+    assert run_lens("sim", "node", str(tree), "--gpus", "2", "--rdma", "1").returncode == 0
+    port = free_port()
+    command = [sys.executable, "-m", "lens", "node-agent", "--host-root", str(tree)]
+    env = {**os.environ, "LENS_SERVER__HOST": "127.0.0.1", "LENS_LOGGING__FORMAT": "json"}
+    with subprocess.Popen(
+        [*command, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        deadline, body = time.monotonic() + 30, ""
+        while time.monotonic() < deadline and "lens_gpu_info" not in body:
+            time.sleep(0.2)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                    body = r.read().decode()
+            except OSError:
+                continue
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+        _out, err = process.communicate()
+    assert body.count("lens_gpu_info{") == 2 and "rdma_stat_rx_write_requests{" in body
+    started = [json.loads(line) for line in err.splitlines() if '"node agent starting"' in line]
+    assert started and started[0]["vendors"] == ["amd"]
+
+
+def test_node_agent_refuses_an_unknown_collector(tmp_path: Path) -> None:
+    result = run_lens(
+        "node-agent", "--host-root", str(tmp_path), env={"LENS_NODE_AGENT__COLLECTORS": "gpu"}
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("lens: config error: config: node_agent.collectors:")
+
+
+def test_controller_release_finalizers_on_a_simulated_cluster(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    with sim_kube(kubeconfig) as process:
+        assert process.stdout is not None
+        process.stdout.readline()
+        process.stdout.readline()
+        with_client(
+            kubeconfig,
+            "body = {'metadata': {'name': 'held', 'finalizers': ['lens.dev/gpu-workload']}}\n"
+            "kubernetes.client.CoreV1Api().create_namespaced_config_map('default', body)",
+        )
+        env = {"LENS_KUBE__SOURCE": "kubeconfig", "LENS_KUBE__KUBECONFIG": str(kubeconfig)}
+        result = run_lens("controller", "release-finalizers", env=env)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == [
+            "released ConfigMap default/held",
+            "1 finalizer(s) released",
+        ]
+
+
+def test_controller_without_a_usable_kubeconfig_is_a_config_error(tmp_path: Path) -> None:
+    env = {"LENS_KUBE__SOURCE": "kubeconfig", "LENS_KUBE__KUBECONFIG": str(tmp_path / "none")}
+    for args in (("controller",), ("controller", "release-finalizers")):
+        result = run_lens(*args, env={**env, "LENS_SERVICE__DATA_DIR": str(tmp_path)})
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith("lens: config error: config: kube.kubeconfig:")

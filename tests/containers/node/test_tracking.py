@@ -1,0 +1,246 @@
+from __future__ import annotations
+
+import json
+import threading
+
+from lens.containers.model import ContainerEvent, EventType, Inventory, Record, Source
+from lens.containers.node.records import ContainerRecord, RuntimeEvent, TaskRecord
+from lens.containers.node.tracking import ContainerTracker
+from lens.devices.devnodes import NodeDevice
+
+GPU = NodeDevice(type="gpu", name="MI300X", number=0, uuid="g0")
+SPEC = json.dumps(
+    {
+        "linux": {
+            "devices": [{"path": "/dev/dri/renderD128", "type": "c", "major": 226, "minor": 128}]
+        }
+    }
+).encode()
+LABELS = {
+    "io.kubernetes.pod.name": "p",
+    "io.kubernetes.pod.namespace": "ns",
+    "io.kubernetes.pod.uid": "u",
+    "io.kubernetes.container.name": "main",
+}
+
+
+class Runtime:
+    """What containerd would answer: containers and tasks by id."""
+
+    def __init__(self) -> None:
+        self.containers: dict[str, ContainerRecord] = {}
+        self.tasks: dict[str, TaskRecord] = {}
+
+    def add(self, cid: str, *, spec: bytes = SPEC, labels: dict[str, str] = LABELS) -> None:
+        self.containers[cid] = ContainerRecord(
+            id=cid, labels=labels, image="img", spec=spec, created_at=10.0
+        )
+
+    def get_container(self, container_id: str) -> ContainerRecord | None:
+        return self.containers.get(container_id)
+
+    def list_containers(self) -> list[ContainerRecord]:
+        return list(self.containers.values())
+
+    def list_tasks(self) -> dict[str, TaskRecord]:
+        return dict(self.tasks)
+
+
+def _tracker() -> tuple[ContainerTracker, list[Record]]:
+    out: list[Record] = []
+    table = {(226, 128): GPU}
+    tracker = ContainerTracker(
+        source=Source.CONTAINERD, lookup=lambda a, b: table.get((a, b)), emit=out.append
+    )
+    return tracker, out
+
+
+def _kinds(out: list[Record]) -> list[tuple[str, str]]:
+    return [
+        (r.type.value, r.container.status) if isinstance(r, ContainerEvent) else ("inventory", "")
+        for r in out
+    ]
+
+
+def test_a_lifecycle_becomes_events_that_carry_pod_and_devices_to_the_end() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/containers/create", container_id="c1", time=10.1), runtime)
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=11.0), runtime)
+    tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=12.0), runtime)
+    # The same kill notified again (memory.events oom, then oom_kill): one OOMKilled.
+    tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=12.003), runtime)
+    exit_ = RuntimeEvent(
+        topic="/tasks/exit",
+        container_id="c1",
+        time=12.1,
+        exec_id="c1",
+        exit_status=137,
+        exited_at=12.05,
+    )
+    tracker.handle(exit_, runtime)
+    repeat = RuntimeEvent(
+        topic="/tasks/delete", container_id="c1", time=12.2, exit_status=137, exited_at=12.05
+    )
+    tracker.handle(repeat, runtime)
+    del runtime.containers["c1"]  # gone from containerd before its delete event is handled
+    tracker.handle(RuntimeEvent(topic="/containers/delete", container_id="c1", time=13.0), runtime)
+    assert _kinds(out) == [
+        ("created", "Created"),
+        ("started", "Running"),
+        ("oom_killed", "OOMKilled"),
+        ("exited", "Exit"),
+        ("deleted", "Deleted"),
+    ]
+    deleted = out[-1]
+    assert isinstance(deleted, ContainerEvent)
+    assert deleted.container.pod is not None and deleted.container.pod.name == "p"
+    assert deleted.container.devices[0].uuid == "g0"
+    assert deleted.container.exit_code == 137
+    assert [r.time for r in out if isinstance(r, ContainerEvent)] == [10.0, 11.0, 12.0, 12.05, 13.0]
+
+
+def test_a_container_started_again_after_an_oom_kill_reports_its_next_kill() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    for topic, time in [("/tasks/start", 1.0), ("/tasks/oom", 2.0), ("/tasks/start", 3.0)]:
+        tracker.handle(RuntimeEvent(topic=topic, container_id="c1", time=time), runtime)
+    tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=4.0), runtime)
+    assert [k for k, _ in _kinds(out)] == [
+        "created",
+        "started",
+        "oom_killed",
+        "started",
+        "oom_killed",
+    ]
+
+
+def test_exec_processes_sandboxes_and_containers_without_devices_are_not_reported() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("plain", spec=b"{}")
+    runtime.add("pause", labels={**LABELS, "io.cri-containerd.kind": "sandbox"})
+    for cid in ("plain", "pause"):
+        tracker.handle(RuntimeEvent(topic="/containers/create", container_id=cid, time=1), runtime)
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/containers/create", container_id="c1", time=1), runtime)
+    exec_exit = RuntimeEvent(
+        topic="/tasks/exit", container_id="c1", time=2, exec_id="exec-1", exit_status=1
+    )
+    tracker.handle(exec_exit, runtime)
+    assert _kinds(out) == [("created", "Created")]
+    assert [c.id for c in tracker.containers()] == ["c1"]
+
+
+def test_a_resync_reports_what_the_stream_missed_with_the_runtimes_own_times() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("running")
+    runtime.tasks["running"] = TaskRecord(
+        container_id="running", status="running", pid=5, exit_status=None, exited_at=None
+    )
+    runtime.add("stopped")
+    runtime.tasks["stopped"] = TaskRecord(
+        container_id="stopped", status="stopped", pid=6, exit_status=2, exited_at=20.0
+    )
+    tracker.resync(runtime, now=30.0)
+    assert _kinds(out) == [
+        ("created", "Running"),
+        ("observed", "Running"),
+        ("created", "Exit"),
+        ("observed", "Exit"),
+        ("exited", "Exit"),
+        ("inventory", ""),
+    ]
+    out.clear()
+    del runtime.containers["stopped"]
+    tracker.resync(runtime, now=40.0)  # nothing new but the deletion
+    assert _kinds(out) == [("deleted", "Deleted"), ("inventory", "")]
+    inventory = out[-1]
+    assert isinstance(inventory, Inventory) and inventory.container_ids == ("running",)
+    assert [e.type for e in out if isinstance(e, ContainerEvent)] == [EventType.DELETED]
+
+
+def test_the_kubelets_allocation_overrides_the_spec_and_a_change_is_reported() -> None:
+    gpu1 = NodeDevice(type="gpu", name="MI300X", number=1, uuid="g1")
+    gpu2 = NodeDevice(type="gpu", name="MI300X", number=2, uuid="g2")
+    given: dict[tuple[str, str], list[NodeDevice]] = {("p", "main"): [gpu1]}
+    out: list[Record] = []
+    table = {(226, 128): GPU}
+    tracker = ContainerTracker(
+        source=Source.CONTAINERD,
+        lookup=lambda a, b: table.get((a, b)),
+        emit=out.append,
+        allocated=lambda pod, name: given.get((pod.name, name), []),
+    )
+    runtime = Runtime()
+    runtime.add("c1")  # its spec names GPU 0's render node
+    runtime.add("nvidia-like", spec=b"{}")  # no device nodes in its spec at all
+    given[("p", "main")] = [gpu1]
+    tracker.resync(runtime, now=20.0)
+    gpus = {c.id: [d.number for d in c.devices] for c in tracker.containers()}
+    assert gpus == {"c1": [1], "nvidia-like": [1]}
+    given[("p", "main")] = [gpu2]  # reallocated: the next listing reports the new devices
+    out.clear()
+    tracker.resync(runtime, now=30.0)
+    observed = [r for r in out if isinstance(r, ContainerEvent)]
+    assert [(r.type, r.container.id, r.container.devices[0].number) for r in observed] == [
+        (EventType.OBSERVED, "c1", 2),
+        (EventType.OBSERVED, "nvidia-like", 2),
+    ]
+
+
+def test_an_oom_kill_told_after_the_exit_keeps_the_exit_status() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=1.0), runtime)
+    exit_ = RuntimeEvent(topic="/tasks/exit", container_id="c1", time=2.0, exit_status=137)
+    tracker.handle(exit_, runtime)
+    for time in (2.1, 2.2):
+        tracker.handle(RuntimeEvent(topic="/tasks/oom", container_id="c1", time=time), runtime)
+    assert _kinds(out) == [
+        ("created", "Created"),
+        ("started", "Running"),
+        ("exited", "Exit"),
+        ("oom_killed", "Exit"),
+    ]
+
+
+class CreatedDuringAResync(Runtime):
+    """A container created (and its event handled on another thread) while a resync lists."""
+
+    def __init__(self, tracker: ContainerTracker) -> None:
+        super().__init__()
+        self.tracker = tracker
+        self.handler: threading.Thread | None = None
+        self.handler_read = threading.Event()
+
+    def list_tasks(self) -> dict[str, TaskRecord]:
+        self.add("late")
+        created = RuntimeEvent(topic="/containers/create", container_id="late", time=11.0)
+        self.handler = threading.Thread(target=self.tracker.handle, args=(created, self))
+        self.handler.start()
+        return super().list_tasks()
+
+    def get_container(self, container_id: str) -> ContainerRecord | None:
+        self.handler_read.set()
+        return super().get_container(container_id)
+
+
+def test_a_creation_handled_during_a_resync_is_told_after_the_inventory_that_lacks_it() -> None:
+    out: list[Record] = []
+    table = {(226, 128): GPU}
+
+    def emit(record: Record) -> None:
+        if isinstance(record, Inventory):
+            # Give the handler its chance to tell of "late" before the inventory is told.
+            runtime.handler_read.wait(timeout=1.0)
+        out.append(record)
+
+    tracker = ContainerTracker(
+        source=Source.CONTAINERD, lookup=lambda a, b: table.get((a, b)), emit=emit
+    )
+    runtime = CreatedDuringAResync(tracker)
+    tracker.resync(runtime, now=10.5)
+    assert runtime.handler is not None
+    runtime.handler.join()
+    kinds = [("inventory", r.container_ids) if isinstance(r, Inventory) else r.type for r in out]
+    assert kinds == [("inventory", ()), EventType.CREATED]

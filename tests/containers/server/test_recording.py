@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import peewee
+
+from lens.containers.model import (
+    Container,
+    ContainerEvent,
+    Device,
+    EventType,
+    Inventory,
+    Pod,
+    Source,
+)
+from lens.containers.server.recording import EventRecorder, StoredDevices
+from lens.store import models
+
+GPU = Device(type="gpu", name="MI300X", number=0, uuid="g0")
+
+
+def _event(
+    kind: EventType, cid: str, time: float, status: str, code: int | None = None
+) -> ContainerEvent:
+    container = Container(
+        id=cid,
+        name="main",
+        pod=Pod(uid="u", name="p", namespace="ns"),
+        devices=(GPU,),
+        created_at=1.0,
+        status=status,
+        exit_code=code,
+    )
+    return ContainerEvent(
+        type=kind, source=Source.CONTAINERD, container=container, time=time, exit_code=code
+    )
+
+
+def test_a_batch_is_committed_with_its_sequence_and_a_replay_adds_nothing(
+    db: peewee.Database,
+) -> None:
+    recorder = EventRecorder(db, cluster="c1")
+    batch = [
+        _event(EventType.CREATED, "a", 1.0, "Created"),
+        _event(EventType.STARTED, "a", 2.0, "Running"),
+        _event(EventType.EXITED, "a", 3.0, "Exit", 2),
+        _event(EventType.OBSERVED, "a", 3.0, "Exit", 2),
+    ]
+    assert recorder.committed("n1", "boot") == 0
+    assert recorder.commit(node="n1", boot_id="boot", records=batch, through=4).events == 3
+    assert recorder.committed("n1", "boot") == 4
+    assert recorder.commit(node="n1", boot_id="boot", records=batch, through=4).events == 0
+    (row,) = models.NodeContainer.select()
+    assert (row.status, row.exit_code, row.container_name, row.node_name) == (
+        "Exit",
+        2,
+        "main",
+        "n1",
+    )
+    kinds = sorted((e.event_type, e.exit_code) for e in models.NodeContainerEvent.select())
+    assert kinds == [("Created", None), ("Exit", 2), ("Running", None)]
+    (device,) = models.NodeContainerDevice.select()
+    assert (device.device_type, device.device_no, device.device_uuid) == ("gpu", 0, "g0")
+
+
+def test_an_inventory_closes_live_containers_it_does_not_list(db: peewee.Database) -> None:
+    recorder = EventRecorder(db, cluster="c1")
+    started = [_event(EventType.STARTED, cid, 2.0, "Running") for cid in ("a", "b")]
+    recorder.commit(node="n1", boot_id="boot", records=started, through=2)
+    recorder.commit(
+        node="n2",
+        boot_id="boot2",
+        records=[_event(EventType.STARTED, "z", 2.0, "Running")],
+        through=1,
+    )
+    inventory = Inventory(source=Source.CONTAINERD, time=9.0, container_ids=("a",))
+    assert recorder.commit(node="n1", boot_id="boot", records=[inventory], through=3).closed == 1
+    status = {r.container_id: r.status for r in models.NodeContainer.select()}
+    assert status == {"a": "Running", "b": "Deleted", "z": "Running"}
+    assert recorder.commit(node="n1", boot_id="boot", records=[inventory], through=4).closed == 0
+    deleted = [
+        e.container_id for e in models.NodeContainerEvent.select() if e.event_type == "Deleted"
+    ]
+    assert deleted == ["b"]
+
+
+def test_devices_are_written_once_per_container_and_again_when_they_change(
+    db: peewee.Database,
+) -> None:
+    stored = StoredDevices(capacity=2)
+    created, started = (
+        _event(EventType.CREATED, "a", 1.0, "Created"),
+        _event(EventType.STARTED, "a", 2.0, "Running"),
+    )
+    assert stored.changes([created, started]).to_store == (started,)
+    stored.remember([started])
+    assert stored.changes([started]).to_store == ()
+    regrouped = ContainerEvent(
+        type=EventType.OBSERVED,
+        source=Source.CONTAINERD,
+        container=Container(
+            id="a",
+            name="main",
+            pod=None,
+            devices=(Device(type="ib", name="mlx5_0", number=0, uuid="n0"),),
+            created_at=1.0,
+            status="Running",
+        ),
+        time=3.0,
+    )
+    changed = stored.changes([regrouped])
+    assert (changed.to_store, changed.replaced) == ((regrouped,), (regrouped,))
+    stored.remember([_event(EventType.CREATED, cid, 1.0, "Created") for cid in ("b", "c")])
+    forgotten = stored.changes([started])
+    assert (forgotten.to_store, forgotten.replaced) == ((started,), ()), "past capacity"
+    # Through the recorder: a restarted server (empty memory) inserts nothing twice.
+    EventRecorder(db, cluster="c1").commit(node="n1", boot_id="b1", records=[created], through=1)
+    again = EventRecorder(db, cluster="c1")
+    again.commit(node="n1", boot_id="b1", records=[started], through=2)
+    again.commit(node="n1", boot_id="b1", records=[regrouped], through=3)
+    devices = sorted((d.device_type, d.device_uuid) for d in models.NodeContainerDevice.select())
+    assert devices == [("ib", "n0")], "the GPU it no longer holds is gone"
+
+
+def test_an_inventory_judges_only_the_containers_told_of_before_it(db: peewee.Database) -> None:
+    recorder = EventRecorder(db, cluster="c1")
+    listed_before_a = Inventory(source=Source.CONTAINERD, time=1.5, container_ids=())
+    batch = [
+        listed_before_a,
+        _event(EventType.CREATED, "a", 2.0, "Created"),
+        _event(EventType.STARTED, "a", 3.0, "Running"),
+    ]
+    assert recorder.commit(node="n1", boot_id="boot", records=batch, through=3).closed == 0
+    (row,) = models.NodeContainer.select()
+    assert row.status == "Running"
+    recorder.commit(
+        node="n1",
+        boot_id="boot",
+        records=[_event(EventType.DELETED, "a", 4.0, "Deleted")],
+        through=4,
+    )
+    kinds = sorted(e.event_type for e in models.NodeContainerEvent.select())
+    assert kinds == ["Created", "Deleted", "Running"]

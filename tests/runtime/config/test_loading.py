@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lens.runtime import config, errors, settings
+from lens.runtime.config import loading
+from lens.runtime.settings import Secret
+
+ENV = {"HOME": "/home/tester"}
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "lens.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_defaults_resolve_the_data_dir_and_sqlite_path(tmp_path: Path) -> None:
+    cfg = config.load(environ={"LENS_SERVICE__DATA_DIR": str(tmp_path)})
+    assert cfg.service.data_dir == str(tmp_path)
+    assert cfg.database.url == f"sqlite:///{tmp_path}/lens.db"
+    assert cfg.cluster.name == "default"
+    assert cfg.logging == config.LoggingConfig()
+
+
+def test_default_data_dir_follows_the_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loading.os, "geteuid", lambda: 1000)
+    assert config.default_data_dir({"HOME": "/home/u"}) == "/home/u/.local/share/lens"
+    assert config.default_data_dir({"XDG_DATA_HOME": "/x"}) == "/x/lens"
+    monkeypatch.setattr(loading.os, "geteuid", lambda: 0)
+    assert config.default_data_dir({}) == "/var/lib/lens"
+
+
+def test_file_then_environment_override_defaults(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "logging:\n  level: debug\n  format: json\n"
+        "server:\n  port: 9000\n"
+        "cluster:\n  name: prod-a\n",
+    )
+    env = {**ENV, "LENS_SERVER__PORT": "9100", "LENS_DATABASE__URL": "postgresql://lens@db/lens"}
+    cfg = config.load(path, environ=env)
+    assert cfg.logging == config.LoggingConfig(level="debug", format="json")
+    assert cfg.server.port == 9100
+    assert cfg.cluster.name == "prod-a"
+    assert cfg.database.url == "postgresql://lens@db/lens"
+
+
+def test_lens_config_names_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "server:\n  port: 7000\n")
+    assert config.load(environ={**ENV, "LENS_CONFIG": path}).server.port == 7000
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "expected"),
+    [
+        (
+            "logging:\n  levle: info\n",
+            "logging.levle",
+            "unknown key (expected one of: format, level)",
+        ),
+        (
+            "loging: {}\n",
+            "loging",
+            "unknown key (expected one of: cluster, containers, controller, database,",
+        ),
+        ("server:\n  port: http\n", "server.port", "expected an integer, got string 'http'"),
+        ("server:\n  port: 70000\n", "server.port", "expected a number from 0 to 65535, got 70000"),
+        (
+            "logging:\n  level: loud\n",
+            "logging.level",
+            "expected one of: debug, info, warning, error",
+        ),
+        ("database:\n  url: oracle://x/y\n", "database.url", "expected a URL starting with one of"),
+        ("cluster:\n  name: Prod_A\n", "cluster.name", "expected a DNS label"),
+        (
+            "service:\n  loop_jitter_ratio: 0.9\n",
+            "service.loop_jitter_ratio",
+            "expected a number from 0 to 0.5",
+        ),
+    ],
+)
+def test_a_bad_file_value_names_the_file_and_key(
+    tmp_path: Path, text: str, key: str, expected: str
+) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(path, environ=ENV)
+    assert caught.value.source == path
+    assert caught.value.key == key
+    assert caught.value.expected.startswith(expected)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_bad_environment_value_names_the_variable() -> None:
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(environ={**ENV, "LENS_SERVER__PORT": "abc"})
+    assert caught.value.source == "environment variable LENS_SERVER__PORT"
+    assert caught.value.key == "server.port"
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [("LENS_SERVER__PROT", "server.prot"), ("LENS_NOPE__X", "nope"), ("LENS_A__B__C", "a.b.c")],
+)
+def test_an_unknown_environment_override_is_refused(name: str, key: str) -> None:
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(environ={**ENV, name: "1"})
+    assert caught.value.source == f"environment variable {name}"
+    assert caught.value.key == key
+
+
+def test_environment_variables_without_a_section_are_not_overrides() -> None:
+    cfg = config.load(environ={**ENV, "LENS_TEST_POSTGRES_URL": "x", "LENS_OTHER": "y"})
+    assert cfg.server == config.ServerConfig()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("server: [1\n", "valid YAML (line 2, column 1:"),
+        ("- a\n- b\n", "a YAML mapping of sections"),
+    ],
+)
+def test_unreadable_yaml_is_one_clear_error(tmp_path: Path, text: str, expected: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(path, environ=ENV)
+    assert caught.value.expected.startswith(expected)
+
+
+def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(errors.ConfigError, match="a readable YAML file"):
+        config.load(str(tmp_path / "absent.yaml"), environ=ENV)
+
+
+def test_an_empty_file_means_defaults(tmp_path: Path) -> None:
+    assert config.load(_write(tmp_path, ""), environ=ENV).server == config.ServerConfig()
+
+
+def test_password_from_a_file(tmp_path: Path) -> None:
+    secret = tmp_path / "pw"
+    secret.write_text("hunter2\n")
+    env = {
+        **ENV,
+        "LENS_DATABASE__URL": "postgresql://lens@db/lens",
+        "LENS_DATABASE__PASSWORD_FILE": str(secret),
+    }
+    cfg = config.load(environ=env)
+    assert cfg.database.password == Secret("hunter2")
+    assert "hunter2" not in yaml.safe_dump(settings.to_plain(cfg))
+
+
+def test_password_from_an_environment_variable() -> None:
+    env = {
+        **ENV,
+        "LENS_DATABASE__URL": "mysql://root@db/lens",
+        "LENS_DATABASE__PASSWORD_ENV": "DB_PW",
+        "DB_PW": "s3cret",
+    }
+    assert config.load(environ=env).database.password.reveal() == "s3cret"
+
+
+def test_password_variable_that_is_not_set(tmp_path: Path) -> None:
+    path = _write(tmp_path, "database:\n  url: mysql://root@db/lens\n  password_env: DB_PW\n")
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(path, environ=ENV)
+    assert caught.value.key == "database.password_env"
+    assert caught.value.source == path
+    assert "DB_PW is not set" in caught.value.expected
+
+
+def test_password_file_that_cannot_be_read(tmp_path: Path) -> None:
+    env = {
+        **ENV,
+        "LENS_DATABASE__URL": "mysql://r@h/d",
+        "LENS_DATABASE__PASSWORD_FILE": "/nonexistent",
+    }
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(environ=env)
+    assert caught.value.source == "environment variable LENS_DATABASE__PASSWORD_FILE"
+    assert "a readable file" in caught.value.expected
+
+
+def test_two_password_sources_are_refused() -> None:
+    env = {
+        **ENV,
+        "LENS_DATABASE__URL": "postgresql://lens:inline@db/lens",
+        "LENS_DATABASE__PASSWORD": "other",
+    }
+    with pytest.raises(errors.ConfigError, match="only one password source"):
+        config.load(environ=env)
+
+
+def test_sqlite_takes_no_password() -> None:
+    with pytest.raises(errors.ConfigError, match="no password for sqlite"):
+        config.load(environ={**ENV, "LENS_DATABASE__PASSWORD": "x"})
+
+
+def test_effective_config_never_shows_a_url_password() -> None:
+    cfg = config.load(environ={**ENV, "LENS_DATABASE__URL": "postgresql://lens:hunter2@db/lens"})
+    shown = yaml.safe_dump(settings.to_plain(cfg))
+    assert "hunter2" not in shown
+    assert "postgresql://lens:***@db/lens" in shown
+
+
+def test_the_kube_source_resolves_from_where_the_process_runs() -> None:
+    outside = config.load(environ=ENV).kube
+    assert (outside.source, outside.kubeconfig) == ("kubeconfig", "/home/tester/.kube/config")
+    inside = config.load(environ={**ENV, "KUBERNETES_SERVICE_HOST": "10.96.0.1"}).kube
+    assert inside.source == "in-cluster"
+    listed = config.load(environ={**ENV, "KUBECONFIG": "/etc/a.conf:/etc/b.conf"}).kube
+    assert listed.kubeconfig == "/etc/a.conf"
+    chosen = config.load(
+        environ={**ENV, "KUBERNETES_SERVICE_HOST": "x", "LENS_KUBE__SOURCE": "url"}
+    ).kube
+    assert chosen.source == "url"
