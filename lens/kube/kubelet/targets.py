@@ -18,8 +18,8 @@ from typing import Any
 import kubernetes
 from kubernetes.client.exceptions import ApiException
 
-from lens.kube.machinery import resources
 from lens.kube.kubelet import nodes
+from lens.kube.machinery import resources
 
 log = logging.getLogger(__name__)
 

@@ -17,13 +17,13 @@ from collections.abc import Callable
 import kubernetes
 import peewee
 
+from lens.kube.kubelet import nodes
 from lens.kube.machinery import resources
 from lens.kube.machinery.batching import Batch, ChangeBatcher
 from lens.kube.machinery.cache import Change, ChangeType, JsonObject, ObjectCache, uid_of
 from lens.kube.machinery.reflector import Reflector, WatchSettings
 from lens.kube.machinery.resources import Kind
 from lens.kube.workloads import gpupods
-from lens.kube.kubelet import nodes
 from lens.kube.workloads import rows as workloads
 from lens.kube.workloads.finalizers import FinalizerKeeper
 from lens.kube.workloads.owners import OwnerTree
