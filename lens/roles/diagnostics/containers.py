@@ -80,9 +80,9 @@ class ContainersReader:
                     if source is Source.CONTAINERD:
                         raise
                     problems.append(f"Docker unreachable: {exc}")
-                finally:
-                    client.close()
         finally:
+            for _, client in clients:
+                client.close()
             if kubelet is not None:
                 kubelet.close()
         return ContainersReport(
