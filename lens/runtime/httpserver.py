@@ -2,7 +2,7 @@
 
 It serves bytes prepared elsewhere (runtime/exposition.py, runtime/health.py) or produced by a
 role's route handlers, so a scrape never waits on a collection. The api role, which needs more,
-serves the same handlers through FastAPI instead.
+serves the same handlers through FastAPI instead. runtime/httplimits.py bounds its connections.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from lens.runtime import exposition, lifecycle
+from lens.runtime import exposition, httplimits, lifecycle
 from lens.runtime.health import Health, Verdict
 from lens.runtime.selfmetrics import SelfMetrics
 
@@ -75,21 +75,46 @@ class _Metrics:
             "Time spent answering an HTTP request, by route, in seconds.",
             ("route",),
         )
+        self.refused = metrics.counter(
+            "lens_http_connections_refused_total",
+            "HTTP connections answered 503 and closed because max_connections were open.",
+        )
+        self.connections = metrics.gauge(
+            "lens_http_connections",
+            "HTTP connections open now, idle kept-alive ones included.",
+        )
 
 
 class OpsServer:
-    """Serves a route table on host:port from a background thread; a Service part."""
+    """Serves a route table on host:port from a background thread; a Service part.
+
+    A thread per connection, at most `max_connections` of them; httplimits bounds their waits.
+    """
 
     name = "http"
 
     def __init__(
-        self, *, host: str, port: int, routes: Mapping[str, Handler], metrics: SelfMetrics
+        self,
+        *,
+        host: str,
+        port: int,
+        routes: Mapping[str, Handler],
+        metrics: SelfMetrics,
+        read_timeout_seconds: float = 10.0,
+        idle_timeout_seconds: float = 75.0,
+        max_connections: int = 64,
     ) -> None:
+        """Defaults as in ServerConfig: see its help for what each limit bounds."""
         self._host = host
         self._port = port
         self._routes = dict(routes)
         self._metrics = _Metrics(metrics)
-        self._server: ThreadingHTTPServer | None = None
+        self._limits = httplimits.Limits(
+            read_timeout_seconds=read_timeout_seconds,
+            idle_timeout_seconds=idle_timeout_seconds,
+            max_connections=max_connections,
+        )
+        self._server: httplimits.LimitedServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -105,9 +130,14 @@ class OpsServer:
         self._routes[path] = handler
 
     async def start(self) -> None:
-        handler_class = _make_handler(self._routes, self._metrics)
-        server = ThreadingHTTPServer((self._host, self._port), handler_class)
-        server.daemon_threads = True
+        handler_class = _make_handler(self._routes, self._metrics, self._limits)
+        server = httplimits.LimitedServer(
+            (self._host, self._port),
+            handler_class,
+            limits=self._limits,
+            refused=self._metrics.refused,
+            open_connections=self._metrics.connections,
+        )
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever,
@@ -126,14 +156,17 @@ class OpsServer:
         server.server_close()
 
 
-def _make_handler(routes: Mapping[str, Handler], metrics: _Metrics) -> type[BaseHTTPRequestHandler]:
-    class _RequestHandler(BaseHTTPRequestHandler):
+def _make_handler(
+    routes: Mapping[str, Handler], metrics: _Metrics, limits: httplimits.Limits
+) -> type[BaseHTTPRequestHandler]:
+    class _RequestHandler(httplimits.TimedRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "lens"
         # Headers and body leave in one segment, and small answers are not held back by Nagle's
         # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
         wbufsize = 1 << 16
         disable_nagle_algorithm = True
+        timed_by = limits
 
         def do_GET(self) -> None:
             started = time.perf_counter()

@@ -65,6 +65,9 @@ class Process:
             port=server.port,
             routes=httpserver.ops_routes(self.health, self.cache),
             metrics=self.metrics,
+            read_timeout_seconds=server.read_timeout_seconds,
+            idle_timeout_seconds=server.idle_timeout_seconds,
+            max_connections=server.max_connections,
         )
         self.health.add_liveness("event_loop", self.service.event_loop_stalled)
         self.health.add_liveness("loops", self.loops.stalled)

@@ -189,3 +189,30 @@ def test_throughput_tuning_is_applied_once_when_asked(monkeypatch: pytest.Monkey
     process.tune_for_throughput()
     process.apply_tuning()
     assert applied == [1]
+
+
+def test_the_port_keeps_the_configured_limits() -> None:
+    import socket
+
+    process = Process(
+        "p",
+        server=config.ServerConfig(host="127.0.0.1", port=0, max_connections=1),
+        service=config.ServiceConfig(),
+        handle_signals=False,
+    )
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(process.run()))
+    thread.start()
+    try:
+        assert process.service.started.wait(5)
+        with socket.create_connection(("127.0.0.1", process.http.port)) as held:
+            held.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert held.recv(12) == b"HTTP/1.1 200"
+            conn = http.client.HTTPConnection("127.0.0.1", process.http.port, timeout=3)
+            conn.request("GET", "/healthz")
+            assert conn.getresponse().status == 503, "the one connection allowed is taken"
+            conn.close()
+    finally:
+        process.service.request_stop("test over")
+        thread.join(10)
+    assert codes == [errors.EXIT_OK]
