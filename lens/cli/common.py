@@ -1,7 +1,8 @@
 """What every `lens` command shares: the options, loading the config once, one-line failures,
 and launching roles (the one place a command runs a long-running process).
 
-Heavy packages are imported inside the command that needs them, so `lens --help` stays fast.
+Heavy packages, and the config (YAML and its sections), are imported inside the command that
+needs them, so `lens --help` stays fast.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from lens.runtime import config as config_module
 from lens.runtime import errors
 
 if TYPE_CHECKING:
+    from lens.runtime.config import Config
     from lens.runtime.launcher import Role
 
 ConfigOption = Annotated[
@@ -48,15 +49,17 @@ def fail(kind: str, message: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
-def load(path: str | None) -> config_module.Config:
+def load(path: str | None) -> Config:
     """The effective config, or a one-line config error and exit code 2."""
+    from lens.runtime import config
+
     try:
-        return config_module.load(path)
+        return config.load(path)
     except errors.ConfigError as exc:
         fail("config error", str(exc), errors.EXIT_CONFIG)
 
 
-def launch(cfg: config_module.Config, *roles: Role) -> NoReturn:
+def launch(cfg: Config, *roles: Role) -> NoReturn:
     """Configure logging, run the roles in one process until stopped, exit with its code.
 
     A bad config or an unusable store at start is one line and exit 2 or 1; a part that fails

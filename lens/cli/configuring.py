@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from lens.cli.common import ConfigOption, load
-from lens.runtime import config as config_module
 
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
 
@@ -24,4 +23,6 @@ def config_check(config: ConfigOption = None) -> None:
 @config_app.command("example")
 def config_example() -> None:
     """Print every config key with its default and help (config.example.yaml)."""
-    typer.echo(config_module.example(), nl=False)
+    from lens.runtime import config
+
+    typer.echo(config.example(), nl=False)

@@ -21,12 +21,12 @@ from lens.cli.common import (
     load,
 )
 from lens.runtime import errors
-from lens.runtime.config import Config, HostConfig
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from lens.roles.diagnostics.showing import Diagnostic
+    from lens.runtime.config import Config, HostConfig
 
 
 R = TypeVar("R")

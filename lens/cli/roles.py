@@ -6,13 +6,15 @@ Flags override their config keys; the role itself is imported only when its comm
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from lens.cli.common import ConfigOption, HostRootOption, fail, launch, load
 from lens.runtime import errors
-from lens.runtime.config import Config
+
+if TYPE_CHECKING:
+    from lens.runtime.config import Config
 
 controller_app = typer.Typer(
     help="Run the controller (no subcommand), or undo what it did to the cluster.",

@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from lens.cli.common import fail
-from lens.runtime import config as config_module
 from lens.runtime import errors
 
 sim_app = typer.Typer(
@@ -38,11 +37,12 @@ def sim_kube(
 
     from lens.runtime import lifecycle
     from lens.runtime import logging as lens_logging
+    from lens.runtime.config import LoggingConfig
     from lens.sim.kube.server import KubeApiServer, ServerPart
     from lens.sim.scenario import replaying, spec
     from lens.sim.scenario.player import ScenarioPlayer
 
-    lens_logging.configure(config_module.LoggingConfig())
+    lens_logging.configure(LoggingConfig())
     try:
         chosen = spec.preset(scenario) if scenario else None
         clock = replaying.ScaledClock(speed)

@@ -17,6 +17,7 @@ HEAVY = (
     "pymysql",
     "peewee",
     "prometheus_client",
+    "yaml",  # the config is loaded by the commands that use it
 )
 
 
