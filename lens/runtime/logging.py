@@ -1,6 +1,6 @@
 """Log setup: one JSON object per line in clusters, readable text on a terminal (STYLE S13).
 
-cli.py calls `configure()` once from the LoggingConfig; every other module only does
+lens/cli/ calls `configure()` once from the LoggingConfig; every other module only does
 `log = logging.getLogger(__name__)` and passes variable data in `extra`.
 """
 

@@ -1,6 +1,6 @@
 """Column types that mean the same on SQLite, PostgreSQL and MariaDB: UTC times and JSON.
 
-store/models.py declares its columns with these; store/database.py maps their field types per
+store/models/ declares its columns with these; store/database.py maps their field types per
 engine (DATETIME(6) on MariaDB, JSONB on PostgreSQL, TEXT on SQLite).
 """
 

@@ -1,6 +1,6 @@
 """0001: the first schema, every table of REFERENCE.md section 4 with natural keys and indexes.
 
-The models below are a frozen copy of store/models.py as of this migration, as playhouse.migrations
+The models below are a frozen copy of store/models/ as of this migration, as playhouse.migrations
 asks: later changes to the models come as new migrations, never as edits here. Column defaults are
 left out because peewee applies them in Python, not in the DDL.
 """
