@@ -60,7 +60,7 @@ def _show(diagnostic: Diagnostic[R], *, as_json: bool, watch: bool, interval: fl
         return True
 
 
-def _found_or_fail(found: bool, what: str, host: HostConfig) -> None:
+def _found_or_fail(found: bool, *, what: str, host: HostConfig) -> None:
     if not found:
         fail("nothing found", f"no {what} under {host.root}", errors.EXIT_FATAL)
 
@@ -77,7 +77,7 @@ def gpus(
 
     host = _config(config, host_root).host
     found = _show(gpu_diagnostic.diagnostic(host), as_json=as_json, watch=watch, interval=interval)
-    _found_or_fail(found, "GPUs", host)
+    _found_or_fail(found, what="GPUs", host=host)
 
 
 def rdma(
@@ -92,7 +92,7 @@ def rdma(
 
     host = _config(config, host_root).host
     found = _show(rdma_diagnostic.diagnostic(host), as_json=as_json, watch=watch, interval=interval)
-    _found_or_fail(found, "RDMA devices", host)
+    _found_or_fail(found, what="RDMA devices", host=host)
 
 
 def containers(

@@ -130,7 +130,7 @@ class OpsServer:
         self._routes[path] = handler
 
     async def start(self) -> None:
-        handler_class = _make_handler(self._routes, self._metrics, self._limits)
+        handler_class = _make_handler(self._routes, metrics=self._metrics, limits=self._limits)
         server = httplimits.LimitedServer(
             (self._host, self._port),
             handler_class,
@@ -157,7 +157,7 @@ class OpsServer:
 
 
 def _make_handler(
-    routes: Mapping[str, Handler], metrics: _Metrics, limits: httplimits.Limits
+    routes: Mapping[str, Handler], *, metrics: _Metrics, limits: httplimits.Limits
 ) -> type[BaseHTTPRequestHandler]:
     class _RequestHandler(httplimits.TimedRequestHandler):
         protocol_version = "HTTP/1.1"

@@ -1,18 +1,20 @@
 """The launcher: one process, the roles it is given, run until a signal; its exit code.
 
 `lens node-agent`, `lens controller` and `lens jobs` launch one role each; `lens up` and
-`lens demo` launch several into the same process. Each role is a `Role`: its name, the config
-sections it logs at start and its `build(config, process)`, which adds the role's parts to the
-Process (runtime/process.py) and returns what tests reach. The launcher owns what is
-process-wide: signals, the one HTTP port, the metrics registry, interpreter tuning, and the
-order of stopping (reverse of starting, within `service.stop_timeout_seconds`).
+`lens demo` (coming issues) will launch several into the same process. Each role is a `Role`:
+its name, the config sections it logs at start and its `build(config, process)`, which adds
+the role's parts to the Process (runtime/process.py) and returns what tests reach. The
+launcher owns what is process-wide: signals, the one HTTP port, the metrics registry,
+interpreter tuning, and the order of stopping (reverse of starting, within
+`service.stop_timeout_seconds`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from lens.runtime import settings
 from lens.runtime.config import Config
@@ -20,17 +22,19 @@ from lens.runtime.process import Process
 
 log = logging.getLogger(__name__)
 
-PROCESS_SECTIONS = ("cluster", "server", "service")
-"""The config sections of the process itself, logged once at start."""
-
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Role:
-    """A role that can be launched: parts added to a process it is given."""
+    """A role that can be launched: parts added to a process it is given.
+
+    Once built, the launcher logs its `starting` message ("node agent starting") with the
+    config `sections` the role reads and what `describe` says of the built role."""
 
     name: str
+    starting: str
     sections: tuple[str, ...]
-    build: Callable[[Config, Process], object]
+    build: Callable[[Config, Process], Any]
+    describe: Callable[[Any], Mapping[str, object]] = lambda _built: {}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,11 +54,12 @@ def assemble(config: Config, roles: Sequence[Role], *, process: Process) -> list
     built = []
     for role in roles:
         process.building = role.name
-        built.append(role.build(config, process))
+        made = role.build(config, process)
+        built.append(made)
         log.info(
-            "role starting",
+            role.starting,
             extra={
-                "role": role.name,
+                **role.describe(made),
                 "config": {s: settings.to_plain(getattr(config, s)) for s in role.sections},
             },
         )
@@ -67,13 +72,8 @@ def launch(config: Config, roles: Sequence[Role]) -> Outcome:
     name = "+".join(role.name for role in roles)
     process = Process(name, server=config.server, service=config.service)
     assemble(config, roles, process=process)
-    log.info(
-        "process starting",
-        extra={
-            "roles": [role.name for role in roles],
-            "config": {s: settings.to_plain(getattr(config, s)) for s in PROCESS_SECTIONS},
-        },
-    )
+    if len(roles) > 1:
+        log.info("process starting", extra={"roles": [role.name for role in roles]})
     process.apply_tuning()
     code = process.run()
     failure = process.failed()

@@ -71,8 +71,12 @@ class Service:
         self._started = threading.Event()
         self._signals_seen = 0
 
-    def add(self, part: Part) -> None:
-        self._parts.append(part)
+    def add(self, part: Part, *, before: Part | None = None) -> None:
+        """Add `part` last, or just before `before` (so it starts before and stops after it)."""
+        if before is None:
+            self._parts.append(part)
+        else:
+            self._parts.insert(self._parts.index(before), part)
 
     @property
     def started(self) -> threading.Event:

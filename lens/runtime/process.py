@@ -53,7 +53,7 @@ class Process:
             name, stop_timeout=service.stop_timeout_seconds, handle_signals=handle_signals
         )
         self.loops = PeriodicRunner(
-            _housekeeping(service, self.publisher, self.health),
+            _housekeeping(service, publisher=self.publisher, health=self.health),
             clock=self.clock,
             metrics=LoopMetrics(self.metrics),
             jitter_ratio=service.loop_jitter_ratio,
@@ -74,17 +74,21 @@ class Process:
         self._routes: set[str] = {"/healthz", "/readyz", "/metrics"}
         # Which role added each part and loop, to name the role when one fails.
         self.building = ""
-        self._owners: dict[str, str] = {}
+        self._owners: dict[str, str] = {"http": "", "periodic": ""}
         self._shared: dict[str, object] = {}
         self._throughput = False
-        # The runner and the HTTP port start first and stop last, around every role's parts.
-        self.service.add(self.loops)
+        # The HTTP port starts first and stops last; the loops start after every role's parts
+        # and stop before them, so no loop runs on a part that has stopped.
         self.service.add(self.http)
+        self.service.add(self.loops)
 
     def add_part(self, part: Part) -> None:
-        """A part started after those added before it and stopped before them."""
+        """A part started after those added before it (and before the loops), stopped before
+        them (and after the loops); part names are unique in the process."""
+        if part.name in self._owners:
+            raise ValueError(f"part {part.name!r} is added twice")
         self._owners[part.name] = self.building
-        self.service.add(part)
+        self.service.add(part, before=self.loops)
 
     def add_loop(self, loop: Loop) -> None:
         """A periodic loop on the process's runner; loop names are unique in the process."""
@@ -129,7 +133,7 @@ class Process:
 
 
 def _housekeeping(
-    service: ServiceConfig, publisher: exposition.MetricsPublisher, health: Health
+    service: ServiceConfig, *, publisher: exposition.MetricsPublisher, health: Health
 ) -> tuple[Loop, ...]:
     """`metrics` renders /metrics from the sources every metrics interval (a role's collection
     cycle may publish sooner) and `readiness` refreshes what /readyz answers."""

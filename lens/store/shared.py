@@ -1,7 +1,8 @@
 """The database the roles of one process share: opened (and migrated) once, checked once.
 
-`lens jobs` and `lens controller` each open it through here, so that in one process (`lens up`)
-they share one connection pool, one migration run and one `database` readiness check.
+`lens jobs` and `lens controller` each open it through here, so that in one process (as
+`lens up` will run them) they share one connection pool, one migration run and one `database`
+readiness check.
 """
 
 from __future__ import annotations

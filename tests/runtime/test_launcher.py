@@ -27,7 +27,7 @@ def _role(name: str, log: list[str], *, fail: bool = False) -> launcher.Role:
         process.health.add_readiness(f"{name}-check", lambda: None)
         return name
 
-    return launcher.Role(name=name, sections=("jobs",), build=build)
+    return launcher.Role(name=name, starting=f"{name} starting", sections=("jobs",), build=build)
 
 
 def _config() -> config.Config:

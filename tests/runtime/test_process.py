@@ -4,6 +4,7 @@ import http.client
 import json
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -216,3 +217,57 @@ def test_the_port_keeps_the_configured_limits() -> None:
         process.service.request_stop("test over")
         thread.join(10)
     assert codes == [errors.EXIT_OK]
+
+
+class _Stoppable:
+    """A role's part; a loop of the role uses it until the part stops."""
+
+    name = "tracking"
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        import asyncio
+
+        self.stopped = True
+        await asyncio.sleep(0.2)  # time enough for a loop still running to use the part
+
+
+def test_loops_stop_before_the_parts_they_use() -> None:
+    process = Process(
+        "p",
+        server=config.ServerConfig(host="127.0.0.1", port=0),
+        service=config.ServiceConfig(loop_jitter_ratio=0.0),
+        handle_signals=False,
+    )
+    part = _Stoppable()
+    used_after_stop: list[bool] = []
+
+    def use() -> None:
+        if part.stopped:
+            used_after_stop.append(True)
+            raise errors.FatalError("a loop used a stopped part")
+
+    process.add_part(part)
+    process.add_loop(Loop(name="reconcile", interval_seconds=0.01, run=use))
+    thread = threading.Thread(target=lambda: process.run())
+    thread.start()
+    assert process.service.started.wait(5)
+    time.sleep(0.05)  # a few runs of the loop while the part is up
+    process.service.request_stop("test over")
+    thread.join(10)
+    assert used_after_stop == []
+    assert process.failed() is None
+
+
+def test_a_part_name_is_added_once() -> None:
+    process = _process()
+    process.add_part(_Stoppable())
+    with pytest.raises(ValueError, match="'tracking' is added twice"):
+        process.add_part(_Stoppable())
+    with pytest.raises(ValueError, match="'http' is added twice"):
+        process.add_part(process.http)

@@ -10,7 +10,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.utils import floatToGoString
 
 from lens.runtime.families import FamilyGroup, FamilySpec
-from lens.runtime.textformat import TextRenderer, escape_label_value, format_value
+from lens.runtime.textformat import (
+    SnapshotFamilies,
+    TextRenderer,
+    escape_label_value,
+    format_value,
+)
+
+from .conftest import GROUP, Gpu
 
 
 @pytest.mark.parametrize(
@@ -105,3 +112,34 @@ def test_label_text_is_reused_but_not_kept_for_gone_devices() -> None:
     second = renderer.render_groups([(group, [("0", 1.0)])], opt_in=frozenset())
     assert 'gpu="1"' in first and 'gpu="1"' not in second
     assert len(renderer._labels) == 3, "only the label sets of the last render are kept"
+
+
+def _text(source: SnapshotFamilies[Gpu]) -> str:
+    return source.render_text()
+
+
+def test_identity_labels_are_prepended_and_unknown_values_left_out() -> None:
+    source = SnapshotFamilies(GROUP)
+    source.update([Gpu(0, 300.5, 10.0, {"sclk": 1e9}), Gpu(1, None, 20.0, {})])
+    text = _text(source)
+    assert 'lens_gpu_power_watts{gpu="0"} 300.5' in text
+    assert 'lens_gpu_power_watts{gpu="1"}' not in text
+    assert 'lens_gpu_energy_joules_total{gpu="1"} 20.0' in text
+    assert "lens_gpu_clock_hertz" not in text
+
+
+def test_opt_in_families_render_when_enabled() -> None:
+    source = SnapshotFamilies(GROUP, opt_in=frozenset({"lens_gpu_clock_hertz"}))
+    source.update([Gpu(0, 1.0, 1.0, {"sclk": 1e9, "mclk": 2e9})])
+    text = _text(source)
+    assert 'lens_gpu_clock_hertz{gpu="0",domain="mclk"} 2e+09' in text
+
+
+def test_devices_that_disappear_are_gone_from_the_next_render() -> None:
+    source = SnapshotFamilies(GROUP)
+    source.update([Gpu(0, 1.0, 1.0, {}), Gpu(1, 1.0, 1.0, {})])
+    assert 'gpu="1"' in _text(source)
+    source.update([Gpu(0, 1.0, 1.0, {})])
+    assert 'gpu="1"' not in _text(source)
+    source.update([])
+    assert "lens_gpu_power_watts" not in _text(source)

@@ -154,12 +154,25 @@ class ClusterSync:
         return all(v >= version for v in seen) and self.synced()
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until every watch has listed and what arrived is committed (synced())."""
+        """Wait until every watch has listed and what arrived is committed (synced()).
+
+        Writing may start watches of new owner kinds, so the watches are looked at again each
+        time the writer goes idle."""
         deadline = time.monotonic() + timeout
-        for reflector in (self.nodes, self.pods, *self.tree.reflectors()):
-            if not reflector.wait_synced(max(0.0, deadline - time.monotonic())):
+
+        def left() -> float:
+            return max(0.0, deadline - time.monotonic())
+
+        while True:
+            for reflector in (self.nodes, self.pods, *self.tree.reflectors()):
+                if not reflector.wait_synced(left()):
+                    return False
+            if not self.batcher.wait_idle(left()):
                 return False
-        return self.batcher.wait_idle(max(0.0, deadline - time.monotonic())) and self.synced()
+            if self.synced():
+                return True
+            if not left():
+                return False
 
     # -- from the reflectors ------------------------------------------------------------
 

@@ -164,5 +164,8 @@ def _listed(fleet: Fleet) -> None:
 
 
 ROLE = Role(
-    name="controller", sections=("database", "kube", "controller"), build=lambda c, p: build(c, p)
+    name="controller",
+    starting="controller starting",
+    sections=("cluster", "server", "kube", "controller"),
+    build=build,
 )

@@ -63,7 +63,11 @@ class ContainersReader:
             return found[0]
 
         socket = self._containers.pod_resources_socket
-        kubelet = runtimes.pod_resources_client(self._containers) if Path(socket).exists() else None
+        kubelet = (
+            runtimes.pod_resources_client(self._containers)
+            if socket and Path(socket).exists()
+            else None
+        )
         allocated = None if kubelet is None else _allocated(kubelet, host_devices)
         listed: list[tuple[Source, Container]] = []
         clients = runtimes.runtime_clients(self._containers, host_root=self._host.root)

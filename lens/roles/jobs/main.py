@@ -65,4 +65,6 @@ def build(config: Config, process: Process) -> Jobs:
     return Jobs(process=process, grpc=server, db=db)
 
 
-ROLE = Role(name="jobs", sections=("database", "jobs"), build=build)
+ROLE = Role(
+    name="jobs", starting="jobs starting", sections=("cluster", "server", "jobs"), build=build
+)

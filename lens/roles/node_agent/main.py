@@ -109,13 +109,6 @@ def build(config: Config, process: Process, *, nvml_binding: object | None = Non
     process.add_route("/v1/metrics", metrics_route)
     process.health.add_readiness("collection", _first_cycle(cycle))
     process.add_part(_Closer(cycle))
-    log.info(
-        "node agent starting",
-        extra={
-            "node": node_name,
-            "vendors": [v for v in ("amd", "nvidia") if parts.sources.vendors.present(v)],
-        },
-    )
     return NodeAgent(
         process=process,
         cycle=cycle,
@@ -158,6 +151,7 @@ def _tracking(
         host_root=config.host.root,
         lookup=DeviceTable(parts.sources.host, parts.state),
         metrics=process.metrics,
+        fail=lambda exc: process.service.fail(exc, part=ContainerTracking.name),
         wall_time=process.clock.time,
     )
     cycle.after_first(tracking.devices_known)
@@ -218,8 +212,15 @@ class _Closer:
         self._cycle.close()
 
 
+def _describe(agent: NodeAgent) -> dict[str, object]:
+    present = [vendor for vendor in ("amd", "nvidia") if agent.vendors.present(vendor)]
+    return {"node": agent.node_name, "vendors": present}
+
+
 ROLE = Role(
     name="node-agent",
-    sections=("host", "kubelet", "node_agent", "containers", "events"),
-    build=lambda config, process: build(config, process),
+    starting="node agent starting",
+    sections=("server", "host", "kubelet", "node_agent", "containers", "events"),
+    build=build,
+    describe=_describe,
 )

@@ -38,6 +38,9 @@ from lens.runtime.selfmetrics import SelfMetrics
 log = logging.getLogger(__name__)
 
 _RUNTIME_NAMES = {Source.CONTAINERD: "containerd", Source.DOCKER: "docker"}
+# How long container tracking waits for the first collection cycle, which knows the node's
+# devices, before it follows the runtimes anyway.
+DEVICES_WAIT_SECONDS = 30.0
 
 
 class DeviceTable:
@@ -86,8 +89,10 @@ class ContainerTracking:
         host_root: str,
         lookup: DeviceTable,
         metrics: SelfMetrics,
+        fail: Callable[[BaseException], None],
         wall_time: Callable[[], float] = time.time,
     ) -> None:
+        self._fail = fail
         # Set when the agent's devices are known (devices_known()) or on stop: what the starter
         # thread waits for before following the runtimes.
         self._proceed = threading.Event()
@@ -169,14 +174,22 @@ class ContainerTracking:
         await lifecycle.in_thread(self._stop, name="containers-stop")
 
     def _follow(self) -> None:
-        self._proceed.wait(30.0)
+        if not self._proceed.wait(DEVICES_WAIT_SECONDS):
+            log.warning(
+                "following containers before the first collection cycle finished",
+                extra={"waited_seconds": DEVICES_WAIT_SECONDS},
+            )
         with self._lock:
             if self._stopping:
                 return
-            for watcher in self._watchers:
-                watcher.start()
-            if self.shipper is not None:
-                self.shipper.start()
+            try:
+                for watcher in self._watchers:
+                    watcher.start()
+                if self.shipper is not None:
+                    self.shipper.start()
+            except Exception as exc:  # the part failed to start: the process stops, naming it
+                log.error("container tracking failed to start", exc_info=True)
+                self._fail(exc)
 
     def _stop(self) -> None:
         with self._lock:
