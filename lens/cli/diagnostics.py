@@ -7,6 +7,7 @@ Each honours the config file like the roles do (`host.root`, tools and their tim
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
@@ -25,6 +26,8 @@ from lens.runtime import errors
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from lens.roles.diagnostics.gpus import GpuReport
+    from lens.roles.diagnostics.rdma import RdmaReport
     from lens.roles.diagnostics.showing import Diagnostic
     from lens.runtime.config import Config, HostConfig
 
@@ -60,39 +63,50 @@ def _show(diagnostic: Diagnostic[R], *, as_json: bool, watch: bool, interval: fl
         return True
 
 
-def _found_or_fail(found: bool, *, what: str, host: HostConfig) -> None:
-    if not found:
-        fail("nothing found", f"no {what} under {host.root}", errors.EXIT_FATAL)
+def _device_command(
+    make: Callable[[HostConfig], Diagnostic[R]], *, what: str, doc: str
+) -> Callable[..., None]:
+    """`lens gpus` or `lens rdma`: the diagnostic `make` builds for the host of the config;
+    exit 1 when it finds no `what`."""
+
+    def command(
+        config: ConfigOption = None,
+        host_root: HostRootOption = None,
+        as_json: JsonOption = False,
+        watch: WatchOption = False,
+        interval: IntervalOption = 1.0,
+    ) -> None:
+        host = _config(config, host_root).host
+        found = _show(make(host), as_json=as_json, watch=watch, interval=interval)
+        if not found:
+            fail("nothing found", f"no {what} under {host.root}", errors.EXIT_FATAL)
+
+    command.__doc__ = doc
+    return command
 
 
-def gpus(
-    config: ConfigOption = None,
-    host_root: HostRootOption = None,
-    as_json: JsonOption = False,
-    watch: WatchOption = False,
-    interval: IntervalOption = 1.0,
-) -> None:
-    """Show this node's GPUs: identity, use, memory, power, temperature, ECC, DRI nodes."""
+def _gpu_diagnostic(host: HostConfig) -> Diagnostic[GpuReport]:
     from lens.roles.diagnostics import gpus as gpu_diagnostic
 
-    host = _config(config, host_root).host
-    found = _show(gpu_diagnostic.diagnostic(host), as_json=as_json, watch=watch, interval=interval)
-    _found_or_fail(found, what="GPUs", host=host)
+    return gpu_diagnostic.diagnostic(host)
 
 
-def rdma(
-    config: ConfigOption = None,
-    host_root: HostRootOption = None,
-    as_json: JsonOption = False,
-    watch: WatchOption = False,
-    interval: IntervalOption = 1.0,
-) -> None:
-    """Show this node's RDMA devices and ports: state, rate, counters, uverbs, throughput."""
+def _rdma_diagnostic(host: HostConfig) -> Diagnostic[RdmaReport]:
     from lens.roles.diagnostics import rdma as rdma_diagnostic
 
-    host = _config(config, host_root).host
-    found = _show(rdma_diagnostic.diagnostic(host), as_json=as_json, watch=watch, interval=interval)
-    _found_or_fail(found, what="RDMA devices", host=host)
+    return rdma_diagnostic.diagnostic(host)
+
+
+gpus = _device_command(
+    _gpu_diagnostic,
+    what="GPUs",
+    doc="Show this node's GPUs: identity, use, memory, power, temperature, ECC, DRI nodes.",
+)
+rdma = _device_command(
+    _rdma_diagnostic,
+    what="RDMA devices",
+    doc="Show this node's RDMA devices and ports: state, rate, counters, uverbs, throughput.",
+)
 
 
 def containers(
