@@ -74,7 +74,7 @@ class Process:
         self._routes: set[str] = {"/healthz", "/readyz", "/metrics"}
         # Which role added each part and loop, to name the role when one fails.
         self.building = ""
-        self._owners: dict[str, str] = {"http": "", "periodic": ""}
+        self._owners: dict[str, str] = {self.http.name: "", self.loops.name: ""}
         self._shared: dict[str, object] = {}
         self._throughput = False
         # The HTTP port starts first and stops last; the loops start after every role's parts
