@@ -75,6 +75,13 @@ class GpuCollection:
     problems: tuple[str, ...] = ()
 
 
+def percent_of(ratio: float | None) -> float | None:
+    """The percentage a device reported, from the ratio Lens keeps: 0.55 * 100 is
+    55.00000000000001 in binary floating point, so the product is rounded to 12 significant
+    digits, more than any device reports and far fewer than the error."""
+    return None if ratio is None else float(f"{ratio * 100:.12g}")
+
+
 def numbered_after(gpus: Sequence[GpuSnapshot], count: int) -> tuple[GpuSnapshot, ...]:
     """`gpus` renumbered to follow `count` others: on a node with both vendors, NVIDIA GPUs
     come after the AMD ones so that `gpu` and the original's `gpu_id` stay unique."""
@@ -211,9 +218,7 @@ COMPAT_FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
             name="gpu_utilization",
             help="GPU use in percent, from 0 to 100 (the original exporter's name).",
             type="gauge",
-            samples=lambda g: one(
-                None if g.utilization_ratio is None else g.utilization_ratio * 100
-            ),
+            samples=lambda g: one(percent_of(g.utilization_ratio)),
             stability="stable",
         ),
     ),

@@ -64,3 +64,29 @@ def test_numbered_after_shifts_the_index_only() -> None:
     assert gpu.numbered_after([first], 0) == (first,)
     (moved,) = gpu.numbered_after([first], 8)
     assert moved.index == 8 and moved.uuid == "GPU-1" and moved.card == "nvidia0"
+
+
+def test_the_compat_percentage_is_what_the_device_reported() -> None:
+    # 0.55 * 100 and 0.29 * 100 are 55.00000000000001 and 28.999999999999996 in binary floating
+    # point; the device said 55 and 29 (issue 16, point 3).
+    for percent in range(101):
+        assert gpu.percent_of(percent / 100) == percent
+    for tenths in range(1001):
+        assert gpu.percent_of(tenths / 1000) == tenths / 10
+    snapshots = [
+        GpuSnapshot(
+            vendor="amd",
+            index=index,
+            pci_bus_id=f"0000:0{index}:00.0",
+            card=f"card{index}",
+            model="AMD Instinct MI300X",
+            serial=f"S{index}",
+            uuid=f"u{index}",
+            utilization_ratio=percent / 100,
+        )
+        for index, percent in enumerate((55, 29))
+    ]
+    text = _render(snapshots)
+    assert 'gpu_utilization{gpu_id="0"} 55.0\n' in text
+    assert 'gpu_utilization{gpu_id="1"} 29.0\n' in text
+    assert gpu.percent_of(None) is None
