@@ -8,6 +8,7 @@ secrets redacted, and into the commented example file.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -219,11 +220,19 @@ class _Builder:
         accepted = (int,) if kind is int else (int, float)
         if isinstance(value, EnvText):
             try:
-                return kind(value.strip())
+                number = kind(value.strip())
             except ValueError:
                 pass
+            else:
+                if math.isfinite(number):
+                    return number
+                raise self.fail(key, f"expected a finite number, got {_describe(value)}")
         elif isinstance(value, accepted) and not isinstance(value, bool):
-            return value
+            if math.isfinite(value):
+                return value
+            # NaN passes every range check (a NaN interval spins a loop) and infinity is no
+            # setting either.
+            raise self.fail(key, f"expected a finite number, got {value!r}")
         raise self.fail(key, f"expected {what}, got {_describe(value)}")
 
 

@@ -36,6 +36,8 @@ class TokenFile:
                         self._token = handle.read().strip()
                 except OSError as exc:
                     raise errors.SourceError(f"token file {self._path}: {exc.strerror}") from exc
+                except UnicodeDecodeError as exc:
+                    raise errors.SourceError(f"token file {self._path}: not UTF-8 text") from exc
                 self._seen = stamp
             return self._token
 

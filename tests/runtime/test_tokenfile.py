@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from lens.runtime import errors
+from lens.runtime import errors, tokenfile
 from lens.runtime.tokenfile import TokenFile
 
 
@@ -26,3 +26,10 @@ def test_token_reads_are_thread_safe(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert seen == ["abc"] * 8
+
+
+def test_a_binary_token_file_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    path.write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(errors.ConfigError, match=r"jobs\.token_file: .*not UTF-8 text"):
+        tokenfile.configured(str(path), key="jobs.token_file")

@@ -42,10 +42,20 @@ def _read_file(path: str) -> dict[str, Any]:
         raise errors.ConfigError(
             source=path, key="", expected=f"a readable YAML file ({exc.strerror})"
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise errors.ConfigError(
+            source=path, key="", expected=f"a UTF-8 text file (byte {exc.start} is not UTF-8)"
+        ) from exc
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise errors.ConfigError(source=path, key="", expected=_yaml_problem(exc)) from exc
+    except RecursionError as exc:
+        raise errors.ConfigError(source=path, key="", expected="YAML nested less deeply") from exc
+    except ValueError as exc:  # a scalar YAML cannot convert: an integer of 5,000 digits
+        raise errors.ConfigError(
+            source=path, key="", expected=f"valid YAML values ({errors.first_line(exc)})"
+        ) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -136,11 +146,12 @@ def _resolve_database(
     if db.password_file:
         try:
             secret = Path(db.password_file).read_text(encoding="utf-8").rstrip("\r\n")
-        except OSError as exc:
+        except (OSError, UnicodeDecodeError) as exc:
+            problem = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise errors.ConfigError(
                 source=where("password_file"),
                 key="database.password_file",
-                expected=f"a readable file ({exc.strerror}: {db.password_file})",
+                expected=f"a readable file ({problem}: {db.password_file})",
             ) from exc
         db = dataclasses.replace(db, password=Secret(secret))
     elif db.password_env:

@@ -218,3 +218,52 @@ def test_the_kube_source_resolves_from_where_the_process_runs() -> None:
         environ={**ENV, "KUBERNETES_SERVICE_HOST": "x", "LENS_KUBE__SOURCE": "url"}
     ).kube
     assert chosen.source == "url"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("service:\n  metrics_interval_seconds: .nan\n", "service.metrics_interval_seconds"),
+        ("node_agent:\n  gpu_interval_seconds: .inf\n", "node_agent.gpu_interval_seconds"),
+    ],
+)
+def test_nan_and_infinity_are_no_settings(tmp_path: Path, text: str, key: str) -> None:
+    # A NaN passed every range check, and a NaN interval spun the agent's loop (issue 16, #11).
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(_write(tmp_path, text), environ=ENV)
+    assert caught.value.key == key
+    assert caught.value.expected.startswith("expected a finite number")
+    with pytest.raises(errors.ConfigError, match="expected a finite number"):
+        config.load(environ={**ENV, "LENS_SERVICE__STOP_TIMEOUT_SECONDS": "nan"})
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"server:\n  host: caf\xe9\n", "a UTF-8 text file (byte 19 is not UTF-8)"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "a UTF-8 text file"),
+        (b"a: " + b"[" * 3000 + b"]" * 3000, "YAML nested less deeply"),
+        (b"server:\n  port: " + b"9" * 5000 + b"\n", "valid YAML values"),
+    ],
+)
+def test_a_file_yaml_cannot_read_is_one_clear_error(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    path = tmp_path / "lens.yaml"
+    path.write_bytes(content)
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(str(path), environ=ENV)
+    assert caught.value.expected.startswith(expected)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_binary_password_file_is_a_config_error(tmp_path: Path) -> None:
+    secret = tmp_path / "pw"
+    secret.write_bytes(b"\xff\xfe\x00")
+    env = {
+        **ENV,
+        "LENS_DATABASE__URL": "postgresql://lens@db/lens",
+        "LENS_DATABASE__PASSWORD_FILE": str(secret),
+    }
+    with pytest.raises(errors.ConfigError, match="not UTF-8 text"):
+        config.load(environ=env)
