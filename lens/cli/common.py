@@ -39,7 +39,7 @@ WatchOption = Annotated[
     bool, typer.Option("--watch", "-w", help="Refresh until Ctrl-C (JSON: one line per read).")
 ]
 IntervalOption = Annotated[
-    float, typer.Option(help="Seconds between refreshes with --watch.", min=0.1)
+    float, typer.Option(help="Seconds between refreshes with --watch.", min=0.1, max=86400)
 ]
 
 

@@ -22,7 +22,8 @@ controller_app = typer.Typer(
 )
 
 PortOption = Annotated[
-    int | None, typer.Option(help="Port of /metrics and health (overrides server.port).")
+    int | None,
+    typer.Option(help="Port of /metrics and health (overrides server.port).", min=0, max=65535),
 ]
 
 
@@ -36,7 +37,10 @@ def node_agent(
     config: ConfigOption = None,
     host_root: HostRootOption = None,
     port: Annotated[
-        int | None, typer.Option(help="Port of /metrics and the REST API (overrides server.port).")
+        int | None,
+        typer.Option(
+            help="Port of /metrics and the REST API (overrides server.port).", min=0, max=65535
+        ),
     ] = None,
 ) -> None:
     """Run the per-node agent: GPU, DRI, RDMA and kubelet collectors, /metrics and REST."""
@@ -52,7 +56,8 @@ def jobs(
     config: ConfigOption = None,
     port: PortOption = None,
     grpc_port: Annotated[
-        int | None, typer.Option(help="Port of the event server (overrides jobs.grpc_port).")
+        int | None,
+        typer.Option(help="Port of the event server (overrides jobs.grpc_port).", min=0, max=65535),
     ] = None,
 ) -> None:
     """Run the jobs role: the gRPC container event server writing to the database."""

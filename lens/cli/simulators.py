@@ -19,17 +19,22 @@ sim_app = typer.Typer(
 
 @sim_app.command("kube")
 def sim_kube(
-    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 6443,
+    port: Annotated[
+        int, typer.Option(help="Port to listen on (0 picks a free one).", min=0, max=65535)
+    ] = 6443,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     kubeconfig: Annotated[
         str | None, typer.Option(help="Write a kubeconfig for this server to this file.")
     ] = None,
-    history: Annotated[int, typer.Option(help="Watch events kept per resource type.")] = 100,
+    history: Annotated[
+        int, typer.Option(help="Watch events kept per resource type.", min=1, max=10_000_000)
+    ] = 100,
     scenario: Annotated[
         str | None, typer.Option(help="Load and replay a preset cluster: small, medium or large.")
     ] = None,
     speed: Annotated[
-        float, typer.Option(help="How many times faster than real time to replay.")
+        float,
+        typer.Option(help="How many times faster than real time to replay.", min=0.001, max=1e6),
     ] = 1.0,
 ) -> None:
     """Serve a simulated Kubernetes API until stopped (Ctrl-C or SIGTERM)."""
@@ -105,7 +110,20 @@ def sim_node(
         fail("usage error", str(exc), errors.EXIT_CONFIG)
     if spec.vendor != vendor:
         fail("usage error", f"--model {spec.model} is not an {vendor} GPU", errors.EXIT_CONFIG)
-    tree = HostTree(Path(directory), spec).build()
+    if Path(directory).exists() and not Path(directory).is_dir():
+        fail(
+            "usage error",
+            f"DIRECTORY: {directory} exists and is not a directory",
+            errors.EXIT_CONFIG,
+        )
+    try:
+        tree = HostTree(Path(directory), spec).build()
+    except OSError as exc:
+        fail(
+            "usage error",
+            f"DIRECTORY: cannot build the tree in {directory}: {exc}",
+            errors.EXIT_CONFIG,
+        )
     typer.echo(f"built {spec.name}: {gpus} x {spec.model}, {rdma} RDMA devices under {tree.root}")
     if follow:
         stop = threading.Event()

@@ -25,3 +25,20 @@ def test_gpus_on_a_node_without_gpus_exits_1(tmp_path: Path) -> None:
     result = run_lens("gpus", "--host-root", str(tmp_path))
     assert result.returncode == 1
     assert result.stderr.strip() == f"lens: nothing found: no GPUs under {tmp_path}"
+
+
+@pytest.mark.parametrize("command", ["gpus", "rdma", "containers"])
+def test_a_host_root_that_is_no_directory_is_one_line(command: str, tmp_path: Path) -> None:
+    afile = tmp_path / "file"
+    afile.write_text("")
+    result = run_lens(command, "--host-root", str(afile))
+    assert result.returncode == 2
+    assert (
+        result.stderr == f"lens: config error: --host-root: expected a directory, got '{afile}'\n"
+    )
+
+
+def test_an_endless_interval_is_refused(tmp_path: Path) -> None:
+    result = run_lens("gpus", "--host-root", str(tmp_path), "--watch", "--interval", "inf")
+    assert result.returncode == 2
+    assert "Invalid value for '--interval'" in result.stderr

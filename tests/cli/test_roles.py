@@ -82,3 +82,20 @@ def test_controller_without_a_usable_kubeconfig_is_a_config_error(tmp_path: Path
         result = run_lens(*args, env={**env, "LENS_SERVICE__DATA_DIR": str(tmp_path)})
         assert result.returncode == 2, result.stderr
         assert result.stderr.startswith("lens: config error: config: kube.kubeconfig:")
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (("jobs", "--port", "70000"), "--port"),
+        (("jobs", "--grpc-port", "-1"), "--grpc-port"),
+        (("node-agent", "--port", "65536"), "--port"),
+        (("controller", "--port", "99999"), "--port"),
+    ],
+)
+def test_a_port_outside_0_to_65535_is_refused(args: tuple[str, ...], flag: str) -> None:
+    # 70000 used to be accepted and listen on 4464 (issue 16, point 12).
+    result = run_lens(*args)
+    assert result.returncode == 2
+    assert f"Invalid value for '{flag}'" in result.stderr
+    assert "Traceback" not in result.stderr

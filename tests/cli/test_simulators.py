@@ -74,3 +74,25 @@ def test_sim_kube_refuses_an_unknown_scenario() -> None:
     result = run_lens("sim", "kube", "--port", "0", "--scenario", "huge")
     assert result.returncode == 2
     assert "unknown scenario 'huge'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (("--history", "-1"), "--history"),
+        (("--speed", "nan"), "--speed"),
+        (("--port", "70000"), "--port"),
+    ],
+)
+def test_sim_kube_refuses_impossible_flags(args: tuple[str, ...], flag: str) -> None:
+    result = run_lens("sim", "kube", *args)
+    assert result.returncode == 2
+    assert f"Invalid value for '{flag}'" in result.stderr
+
+
+def test_sim_node_refuses_a_file_for_a_directory(tmp_path: Path) -> None:
+    afile = tmp_path / "file"
+    afile.write_text("")
+    result = run_lens("sim", "node", str(afile))
+    assert result.returncode == 2
+    assert result.stderr == f"lens: usage error: DIRECTORY: {afile} exists and is not a directory\n"
