@@ -166,6 +166,9 @@ def _make_handler(
         # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
         wbufsize = 1 << 16
         disable_nagle_algorithm = True
+        # An error answered before the request line was understood (400, 505) still starts
+        # with a status line; the stdlib's default, HTTP/0.9, sends the page alone.
+        default_request_version = "HTTP/1.0"
         timed_by = limits
 
         def do_GET(self) -> None:

@@ -236,3 +236,24 @@ def test_stop_ends_idle_kept_alive_connections_at_once() -> None:
         assert conn.sock is not None
         assert _seconds_until_closed(conn.sock) < 2
         conn.close()
+
+
+@pytest.mark.parametrize(
+    ("request_line", "status"),
+    [
+        (b"GET / HTTP/1.1 and more\r\n\r\n", b"400"),
+        (b"GET / HTTP/9.9\r\n\r\n", b"505"),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", b"414"),
+        (b"BREW /pot HTTP/1.1\r\n\r\n", b"501"),
+    ],
+)
+def test_a_malformed_request_gets_its_status_and_no_traceback(
+    server: Server, request_line: bytes, status: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 16, point 14: a malformed request line used to log a traceback.
+    with socket.create_connection(("127.0.0.1", server.server.port), timeout=3) as sock:
+        sock.sendall(request_line)
+        answer = sock.recv(64)
+    assert answer.startswith(b"HTTP/1.") and answer[9:12] == status
+    assert server.get("/healthz")[0] == 200, "the server goes on"
+    assert [r for r in caplog.records if r.levelno >= 30] == []
