@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from google.protobuf import timestamp_pb2
+from google.protobuf import message, timestamp_pb2
 
 from lens.containers.model import (
     Container,
@@ -59,6 +59,24 @@ def seconds_of(value: timestamp_pb2.Timestamp) -> float:
 
 # EventBatch.records (field 3, length-delimited): its tag byte on the wire.
 _RECORDS_TAG = bytes([3 << 3 | 2])
+
+
+class Garbled:
+    """A message that is not a lens.v1 EventBatch (what the server's deserializer gives
+    instead of raising, so a bad message is answered INVALID_ARGUMENT and counted)."""
+
+    reason = "not a lens.v1 EventBatch"
+
+
+GARBLED = Garbled()
+
+
+def parse_batch(data: bytes) -> pb.EventBatch | Garbled:
+    """An EventBatch from a gRPC message's bytes; GARBLED for anything else (never raises)."""
+    try:
+        return pb.EventBatch.FromString(data)
+    except (message.DecodeError, ValueError, RecursionError):
+        return GARBLED
 
 
 def batch(node: str, boot_id: str, records: Sequence[bytes]) -> bytes:

@@ -149,3 +149,10 @@ def test_a_batch_framed_from_encoded_records_reads_as_the_message_it_stands_for(
     assert pb.EventBatch.FromString(wire.batch("n", "b", ())) == pb.EventBatch(
         node="n", boot_id="b"
     )
+
+
+def test_a_message_that_is_no_batch_is_garbled_not_an_exception() -> None:
+    batch = pb.EventBatch(node="n1", boot_id="b1")
+    assert wire.parse_batch(batch.SerializeToString()) == batch
+    for data in (b"\xff\xff\xff\xff\x0f", b"\x0a\xff\xff\xff\xff\x0f", b"\x12\x05ab"):
+        assert wire.parse_batch(data) is wire.GARBLED

@@ -26,6 +26,7 @@ import grpc
 
 from lens.containers import wire
 from lens.containers.model import Record
+from lens.containers.server import serving
 from lens.containers.server.recording import EventRecorder, Prepared
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
@@ -97,6 +98,11 @@ class ReceiverMetrics:
         self.committed = metrics.counter(
             "lens_events_committed_total", "Records committed to the database."
         )
+        self.invalid = metrics.counter(
+            "lens_events_invalid_messages_total",
+            "Messages answered INVALID_ARGUMENT because they were no event batch, by reason.",
+            ("reason",),
+        )
 
 
 class TokenCheck:
@@ -138,10 +144,11 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         self._decoder = wire.Decoder()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._committed: dict[tuple[str, str], int] = {}
+        self._refusals = serving.Refusals(metrics.invalid)
 
     async def Stream(  # the gRPC method's name
         self,
-        request_iterator: AsyncIterator[pb.EventBatch],
+        request_iterator: AsyncIterator[pb.EventBatch | wire.Garbled],
         context: grpc.aio.ServicerContext[pb.EventBatch, pb.Ack],
     ) -> AsyncIterator[pb.Ack]:
         if self._token is not None and not self._token.allows(context.invocation_metadata()):
@@ -155,7 +162,11 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             async with contextlib.aclosing(self._acks(queue, keys)) as acks:
                 async for ack in acks:
                     yield ack
-            if not await reader:
+            ended = await reader
+            if isinstance(ended, wire.Garbled):
+                self._refusals.refuse(ended.reason, peer=peer)
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, ended.reason)
+            if not ended:
                 self._metrics.stream_errors.inc()
         finally:
             reader.cancel()
@@ -332,10 +343,15 @@ def _retrieve(task: asyncio.Task[pb.Ack]) -> None:
         )
 
 
-async def _read_into(requests: AsyncIterator[pb.EventBatch], queue: _Queue) -> bool:
-    """Queue the stream's batches, then _END; False when the stream broke off with an error."""
+async def _read_into(
+    requests: AsyncIterator[pb.EventBatch | wire.Garbled], queue: _Queue
+) -> bool | wire.Garbled:
+    """Queue the stream's batches, then _END; False when the stream broke off with an error, the
+    message that was no batch when one came (the batches before it are committed)."""
     try:
         async for batch in requests:
+            if isinstance(batch, wire.Garbled):
+                return batch
             await queue.put(batch)
     except (grpc.RpcError, asyncio.CancelledError):
         return False

@@ -12,9 +12,9 @@ import logging
 
 import peewee
 
+from lens.containers.server import serving
 from lens.containers.server.receiving import EventReceiver, ReceiverMetrics, TokenCheck
 from lens.containers.server.recording import EventRecorder
-from lens.proto._generated.lens.v1 import events_pb2_grpc
 from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role
@@ -57,9 +57,7 @@ def build(config: Config, process: Process) -> Jobs:
             config.jobs.tls_cert_file, config.jobs.tls_key_file
         ),
     )
-    server.register(
-        lambda s: events_pb2_grpc.add_ContainerEventsServicer_to_server(receiver, s)  # type: ignore[no-untyped-call]
-    )
+    server.register(lambda s: serving.add_to_server(receiver.Stream, s))
     process.add_part(server)
     process.tune_for_throughput()
     return Jobs(process=process, grpc=server, db=db)
