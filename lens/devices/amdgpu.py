@@ -56,7 +56,7 @@ def parse_ras_count(text: str | None) -> tuple[int, int] | None:
 
 def parse_link_speed(text: str | None) -> float | None:
     """`32.0 GT/s PCIe` (or `8 GT/s`) -> 32.0."""
-    match = re.match(r"\s*([\d.]+)\s*GT/s", text or "")
+    match = re.match(r"\s*(\d+(?:\.\d+)?)\s*GT/s", text or "")
     return float(match.group(1)) if match else None
 
 

@@ -38,7 +38,7 @@ def parse_enum(text: str | None) -> str | None:
 
 def parse_rate(text: str | None) -> float | None:
     """`400 Gb/sec (4X NDR)` or `2.5 Gb/sec (1X SDR)` -> bytes per second."""
-    match = re.match(r"\s*([\d.]+)\s*Gb/sec", text or "")
+    match = re.match(r"\s*(\d+(?:\.\d+)?)\s*Gb/sec", text or "")
     return float(match.group(1)) * 1e9 / 8 if match else None
 
 

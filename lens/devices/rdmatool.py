@@ -72,23 +72,29 @@ def parse_dev(text: str) -> list[RdmaDevice]:
     ]
 
 
+def _port(value: object) -> int:
+    """A port number as the tool printed it; 1 (the only port of most devices) when it is no
+    number, so one odd field never drops the line."""
+    text = str(value)
+    return int(text) if text.isdigit() else 1
+
+
 def parse_link(text: str) -> list[RdmaPort]:
     """`rdma link show`, JSON or text, -> ports with state, physical state and netdev."""
     if text.lstrip().startswith("["):
         rows = [
-            (str(link["ifname"]), int(link.get("port", 1)), link)
+            (str(link["ifname"]), _port(link.get("port", 1)), link)
             for link in _json_list(text, "link")
             if "ifname" in link
         ]
     else:
         rows = []
         for line in text.splitlines():
-            if not line.startswith("link "):
-                continue
-            device, _, port = line.split()[1].partition("/")
-            rows.append(
-                (device, int(port) if port.isdigit() else 1, _words(line.split(None, 2)[2]))
-            )
+            words = line.split(None, 2)
+            if len(words) < 2 or words[0] != "link":
+                continue  # not a port line, or one cut short
+            device, _, port = words[1].partition("/")
+            rows.append((device, _port(port or 1), _words(words[2] if len(words) > 2 else "")))
     return [
         RdmaPort(
             device=device,

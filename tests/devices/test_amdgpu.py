@@ -139,3 +139,10 @@ def test_kept_open_files_follow_the_readings(mi300x: HostTree, clock: FakeClock)
     after = collector.collect().gpus[7].energy_joules
     assert before is not None and after is not None and after > before
     assert host.open_files == opened, "the same descriptors, read again"
+
+
+@pytest.mark.parametrize("text", ["1.2.3 GT/s", ". GT/s", "GT/s", "x", "", None])
+def test_a_link_speed_that_is_no_number_is_unknown(text: str | None) -> None:
+    # Issue 16, point 10: "1.2.3 GT/s" raised ValueError and took the collector down.
+    assert amdgpu.parse_link_speed(text) is None
+    assert amdgpu.parse_link_speed("16.0 GT/s PCIe") == 16.0

@@ -90,3 +90,10 @@ def test_no_devices_is_no_data_unless_a_fallback_is_given(tmp_path: Path) -> Non
         RdmaCollector(HostFiles(tmp_path)).collect()
     fallback = RdmaSnapshot(devices=(), source="rdma-tool")
     assert RdmaCollector(HostFiles(tmp_path), fallback=lambda: fallback).collect() is fallback
+
+
+@pytest.mark.parametrize("text", ["... Gb/sec", "1.2.3 Gb/sec (4X)", "Gb/sec", "", None])
+def test_a_rate_that_is_no_number_is_unknown(text: str | None) -> None:
+    # Issue 16, point 10: "... Gb/sec" raised ValueError and took the collector down.
+    assert rdma.parse_rate(text) is None
+    assert rdma.parse_rate("200 Gb/sec (4X HDR)") == 25e9

@@ -129,3 +129,15 @@ def test_the_reader_when_the_tool_prints_garbage(mi300x: HostTree) -> None:
     mi300x.break_tool("rdma", "garbage")
     with pytest.raises(errors.SourceError):
         RdmaToolReader(ToolRunner(root=str(mi300x.root))).read()
+
+
+def test_link_lines_cut_short_or_odd_ports_keep_the_rest() -> None:
+    # Issue 16, point 10: a truncated `rdma link` line raised IndexError.
+    text = "link mlx5_0/\nlink\nlink mlx5_1/1 state ACTIVE physical_state LINK_UP netdev eth1\n"
+    ports = rdmatool.parse_link(text)
+    assert [(p.device, p.port, p.state) for p in ports] == [
+        ("mlx5_0", 1, None),
+        ("mlx5_1", 1, "ACTIVE"),
+    ]
+    odd = '[{"ifname": "mlx5_0", "port": "x"}, {"ifname": "mlx5_1", "port": [2]}]'
+    assert [(p.device, p.port) for p in rdmatool.parse_link(odd)] == [("mlx5_0", 1), ("mlx5_1", 1)]

@@ -56,7 +56,7 @@ def parse_quantity(value: object) -> int:
         if text.endswith("m"):
             return int(text[:-1]) // 1000
         return int(float(text))
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # OverflowError: "1e999" is infinity
         raise errors.SourceError(f"kubelet /pods: bad resource quantity {value!r}") from exc
 
 

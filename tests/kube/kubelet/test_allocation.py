@@ -114,3 +114,10 @@ def test_through_the_simulated_kubelet(kubelet: Kubelet) -> None:
     result = allocation.parse_pod_list(KubeletClient(kubelet.config).get_json("/pods"), [AMD])
     assert sorted(p.name for p in result.pods) == ["infer-0", "train-0"]
     assert result.requested(AMD) == 9
+
+
+@pytest.mark.parametrize("quantity", ["1e999", "-1e999", "nan", "inf"])
+def test_a_quantity_that_is_no_finite_number_is_a_source_error(quantity: str) -> None:
+    # Issue 16, point 10: "1e999" raised OverflowError, not a Lens error.
+    with pytest.raises(errors.SourceError, match="bad resource quantity"):
+        allocation.parse_quantity(quantity)
