@@ -125,8 +125,11 @@ class OpsServer:
         return int(self._server.server_address[1])
 
     def add_route(self, path: str, handler: Handler) -> None:
+        """Serve `path` with `handler`; a path is served by one handler only."""
         if self._server is not None:
             raise RuntimeError("routes are fixed once the server has started")
+        if path in self._routes:
+            raise ValueError(f"HTTP route {path} is added twice")
         self._routes[path] = handler
 
     async def start(self) -> None:

@@ -71,7 +71,6 @@ class Process:
         )
         self.health.add_liveness("event_loop", self.service.event_loop_stalled)
         self.health.add_liveness("loops", self.loops.stalled)
-        self._routes: set[str] = {"/healthz", "/readyz", "/metrics"}
         # Which role added each part and loop, to name the role when one fails.
         self.building = ""
         self._owners: dict[str, str] = {self.http.name: "", self.loops.name: ""}
@@ -97,9 +96,6 @@ class Process:
 
     def add_route(self, path: str, handler: httpserver.Handler) -> None:
         """A GET route on the process's one HTTP port; a path is served by one role only."""
-        if path in self._routes:
-            raise ValueError(f"HTTP route {path} is added twice")
-        self._routes.add(path)
         self.http.add_route(path, handler)
 
     def shared(self, key: str, make: Callable[[], T]) -> T:
