@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from lens.devices import nvml as nvml_boundary
 from lens.devices.amdgpu import AmdGpuCollector
@@ -23,18 +24,21 @@ from lens.devices.tools import ToolRunner
 from lens.devices.vendors import VendorPresence
 from lens.runtime.config import HostConfig
 
+T = TypeVar("T")
 
-class LazyNvml:
-    """NVML loaded on first use, so nodes without NVIDIA GPUs never import it."""
 
-    def __init__(self, binding: object | None) -> None:
-        self._binding = binding
-        self._nvml: Nvml | None = None
+class Lazy(Generic[T]):
+    """What `make` makes, made on the first call and kept (made again while it fails): NVML
+    and its collector, so nodes without NVIDIA GPUs never import it."""
 
-    def __call__(self) -> Nvml:
-        if self._nvml is None:
-            self._nvml = Nvml(self._binding or nvml_boundary.load_binding())
-        return self._nvml
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._made: T | None = None
+
+    def __call__(self) -> T:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,16 +51,15 @@ class NodeSources:
     statics: StaticFactsSource
     vendors: VendorPresence
     nvml: Callable[[], Nvml]
+    nvidia: Callable[[], NvidiaGpuCollector]
+    """The NVIDIA collector, made (and NVML loaded) on first use: call only where NVIDIA GPUs
+    are present."""
 
     def amd_collector(self) -> AmdGpuCollector:
         # Its own files, kept open between reads (sysfs.py): one pread per attribute.
         return AmdGpuCollector(
             HostFiles(self.host.root, keep_open=True), static_facts=self.statics.facts
         )
-
-    def nvidia_collector(self) -> NvidiaGpuCollector:
-        """Loads NVML: call only where NVIDIA GPUs are present."""
-        return NvidiaGpuCollector(self.nvml(), self.host)
 
     def rdma_collector(self, *, tool_fallback: bool = True) -> RdmaCollector:
         """sysfs, and the `rdma` tool (host.rdma_tool) when sysfs lacks the counters."""
@@ -77,13 +80,15 @@ def node_sources(
     statics = StaticFactsSource(
         host, tools, amd_smi=cfg.amd_smi, rocm_smi=cfg.rocm_smi, wall_time=wall_time
     )
+    nvml = Lazy(lambda: Nvml(nvml_binding or nvml_boundary.load_binding()))
     return NodeSources(
         config=cfg,
         host=host,
         tools=tools,
         statics=statics,
         vendors=VendorPresence(host),
-        nvml=LazyNvml(nvml_binding),
+        nvml=nvml,
+        nvidia=Lazy(lambda: NvidiaGpuCollector(nvml(), host)),
     )
 
 

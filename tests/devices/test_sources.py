@@ -33,7 +33,8 @@ def test_nvml_is_loaded_once_and_only_when_asked(h100: HostTree) -> None:
         HostConfig(root=str(h100.root)), wall_time=lambda: 0.0, nvml_binding=Counting()
     )
     assert loads == [], "building the sources touches no NVML"
-    collection = node.nvidia_collector().collect()
+    collection = node.nvidia().collect()
+    assert node.nvidia() is node.nvidia()
     assert len(collection.gpus) == 2
     assert node.nvml() is node.nvml()
     assert sources.nvidia_driver(collection.gpus) == collection.gpus[0].static.driver_version  # type: ignore[union-attr]

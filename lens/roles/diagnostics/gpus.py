@@ -19,7 +19,6 @@ from rich.text import Text
 from lens.devices import gpu as gpu_model
 from lens.devices.dri import DriCollector, DriMapping
 from lens.devices.gpu import GpuSnapshot
-from lens.devices.nvidia import NvidiaGpuCollector
 from lens.devices.sources import NodeSources, node_sources, nvidia_driver
 from lens.roles.diagnostics import showing
 from lens.runtime import errors
@@ -46,14 +45,11 @@ class GpuReader:
             self._statics.refresh()
         self._sources = sources
         self._amd = sources.amd_collector()
-        self._nvidia: NvidiaGpuCollector | None = None
         self._dri = DriCollector(sources.host)
 
     def _nvidia_gpus(self, problems: list[str]) -> tuple[GpuSnapshot, ...]:
         try:
-            if self._nvidia is None:
-                self._nvidia = self._sources.nvidia_collector()
-            collection = self._nvidia.collect()
+            collection = self._sources.nvidia().collect()
         except errors.LensError as exc:
             problems.append(f"nvidia: {exc}")
             return ()

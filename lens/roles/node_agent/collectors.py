@@ -102,12 +102,8 @@ def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
 
 
 def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
-    lazy: list[NvidiaGpuCollector] = []
-
     def collect() -> GpuCollection:
-        if not lazy:
-            lazy.append(parts.sources.nvidia_collector())
-        return lazy[0].collect()
+        return parts.sources.nvidia().collect()
 
     def after_amd(collection: GpuCollection) -> GpuCollection:
         amd = parts.state.gpus["amd"].get()
