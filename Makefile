@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/: each target is one script.
-.PHONY: run test check bench
+.PHONY: run test check bench fuzz
 
 run:
 	scripts/run
@@ -9,6 +9,10 @@ test:
 
 check:
 	scripts/check
+
+# 10^5 generated inputs to every parser and server (docs/testing.md).
+fuzz:
+	scripts/fuzz
 
 # make bench NAME=upsert ARGS="--rows 5000"
 bench:

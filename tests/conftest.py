@@ -21,6 +21,7 @@ import peewee
 import psycopg2
 import pymysql
 import pytest
+from hypothesis import HealthCheck, settings
 
 from lens.devices.sysfs import HostFiles
 from lens.roles.jobs import main as jobs_main
@@ -245,10 +246,29 @@ def host(mi300x: HostTree) -> HostFiles:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked slow_timeout get 60 s instead of the default 5 s."""
+    """Tests marked slow_timeout, and property-based tests, get 60 s instead of the default 5 s
+    (scripts/fuzz turns the timeout off for its long runs)."""
     for item in items:
-        if item.get_closest_marker("slow_timeout") and not item.get_closest_marker("timeout"):
+        slow = item.get_closest_marker("slow_timeout") or item.get_closest_marker("hypothesis")
+        if slow and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(60))
+
+
+# --- property-based tests (docs/testing.md) ---------------------------------------------------
+
+# CI: a small, fixed set of generated inputs per test, so a run is repeatable and a failure is
+# never a coin toss. scripts/fuzz: the "fuzz" profile, fresh random inputs, LENS_FUZZ_EXAMPLES each.
+_QUIET_CHECKS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, derandomize=True, suppress_health_check=_QUIET_CHECKS
+)
+settings.register_profile(
+    "fuzz",
+    max_examples=int(os.environ.get("LENS_FUZZ_EXAMPLES", "1000")),
+    deadline=None,
+    suppress_health_check=_QUIET_CHECKS,
+)
+settings.load_profile(os.environ.get("LENS_HYPOTHESIS_PROFILE", "ci"))
 
 
 # Device numbers of the mi300x host tree's first GPU and first RDMA device.
