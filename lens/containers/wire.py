@@ -1,10 +1,14 @@
 """Container events as lens.v1 protobuf messages and back (lens/proto/lens/v1/events.proto).
 
 The agent's outbox stores records already encoded here; the jobs event server decodes them.
+Both hold records to what the store can write (times in years 1000 to 9999, sequences of a
+signed 64-bit column, texts that fit their columns without NUL characters): the encoder makes
+every record fit, and the decoder refuses one that does not as a WireError.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from google.protobuf import message, timestamp_pb2
@@ -41,7 +45,77 @@ _DEVICE_FROM_WIRE: dict[int, DeviceType] = {v: k for k, v in _DEVICE_TO_WIRE.ite
 
 
 class WireError(ValueError):
-    """A record the server cannot use (unknown enum, missing body)."""
+    """A record the server cannot use (unknown enum, missing body, a value the store cannot
+    hold). `reason` is one of a few fixed phrases, fit for a metric label; the message adds
+    the details."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+# Epoch seconds of 1000-01-01 and 10000-01-01 UTC. Every engine holds the times between (a
+# datetime ends with year 9999; MariaDB's DATETIME starts at 1000; SQLite's text column sorts
+# only 4-digit years), and they make a valid protobuf Timestamp.
+MIN_TIME = -30_610_224_000.0
+MAX_TIME = 253_402_300_800.0
+# event_streams.committed_sequence is a signed 64-bit column; the wire's sequence is unsigned.
+MAX_SEQUENCE = 2**63 - 1
+
+# The store's column sizes (lens/store/models/containers.py; tests/containers/test_wire.py
+# checks that they agree): PostgreSQL and MariaDB refuse a longer text, PostgreSQL any NUL.
+NODE_CHARS = 253
+BOOT_ID_CHARS = 64
+CONTAINER_ID_CHARS = 128
+NAME_CHARS = 253
+POD_UID_CHARS = 64
+NAMESPACE_CHARS = 64
+STATUS_CHARS = 32
+DEVICE_CHARS = 128  # a device's name and its uuid
+
+
+def usable_time(seconds: float) -> float:
+    """`seconds` brought into what the store holds (never NaN): what the agent sends.
+
+    A whole second short of MAX_TIME, so that a fraction that rounds up stays below it."""
+    if MIN_TIME <= seconds <= MAX_TIME - 1:
+        return seconds
+    if seconds > MAX_TIME - 1:
+        return MAX_TIME - 1
+    return MIN_TIME if seconds < MIN_TIME else 0.0  # NaN: an unknown time, as an unset one
+
+
+def usable_text(value: str, limit: int | None = None) -> str:
+    """`value` without NUL characters, cut to `limit` characters, a lone surrogate (from JSON's
+    escapes) as "?": what the agent sends."""
+    if (limit is None or len(value) <= limit) and "\0" not in value and _is_utf8(value):
+        return value
+    return value.encode(errors="replace").decode().replace("\0", "")[:limit]
+
+
+def _is_utf8(value: str) -> bool:
+    if value.isascii():
+        return True
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _time_of(value: timestamp_pb2.Timestamp, field: str) -> float:
+    seconds = seconds_of(value)
+    if not MIN_TIME <= seconds < MAX_TIME:
+        raise WireError("time out of range", f"{field} {value.seconds}s {value.nanos}ns")
+    return seconds
+
+
+def _text(value: str, limit: int, field: str) -> str:
+    if len(value) > limit:
+        raise WireError("text too long", f"{field} of {len(value)} characters, over {limit}")
+    if "\0" in value:
+        raise WireError("text with a NUL character", field)
+    return value
 
 
 def _set_time(field: timestamp_pb2.Timestamp, seconds: float) -> None:
@@ -61,22 +135,32 @@ def seconds_of(value: timestamp_pb2.Timestamp) -> float:
 _RECORDS_TAG = bytes([3 << 3 | 2])
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class Garbled:
-    """A message that is not a lens.v1 EventBatch (what the server's deserializer gives
-    instead of raising, so a bad message is answered INVALID_ARGUMENT and counted)."""
+    """A message the server cannot take as a lens.v1 EventBatch (what its deserializer gives
+    instead of raising, so a bad message is answered INVALID_ARGUMENT and counted by reason)."""
 
-    reason = "not a lens.v1 EventBatch"
+    reason: str
 
 
-GARBLED = Garbled()
+GARBLED = Garbled("not a lens.v1 EventBatch")
+# A batch whose node name or boot id the store cannot hold: none of its records can be
+# committed under them, nor their sequence acknowledged.
+UNUSABLE_AGENT = Garbled("node name or boot id unusable")
 
 
 def parse_batch(data: bytes) -> pb.EventBatch | Garbled:
-    """An EventBatch from a gRPC message's bytes; GARBLED for anything else (never raises)."""
+    """An EventBatch from a gRPC message's bytes; a Garbled for anything else (never raises)."""
     try:
-        return pb.EventBatch.FromString(data)
+        batch = pb.EventBatch.FromString(data)
     except (message.DecodeError, ValueError, RecursionError):
         return GARBLED
+    try:
+        _text(batch.node, NODE_CHARS, "node")
+        _text(batch.boot_id, BOOT_ID_CHARS, "boot_id")
+    except WireError:
+        return UNUSABLE_AGENT
+    return batch
 
 
 def batch(node: str, boot_id: str, records: Sequence[bytes]) -> bytes:
@@ -107,6 +191,9 @@ class Encoder:
     A container's events share its devices tuple (tracking.py replaces the container, not its
     devices), so the encoded list is kept by the tuple's identity: the entry holds the tuple, so
     its id cannot be reused while the entry lives. Safe to use from several threads.
+
+    What the store could not hold is made to fit (usable_time, usable_text; an int32 field's
+    value wrapped as C would), so that the server never has to skip a record of this agent's.
     """
 
     def __init__(self, capacity: int = 1024) -> None:
@@ -114,12 +201,17 @@ class Encoder:
         self._devices: dict[int, tuple[tuple[Device, ...], pb.DeviceList]] = {}
 
     def record(self, record: Record, *, sequence: int, observed_at: float) -> pb.Record:
+        """`record` on the wire; WireError for a sequence outside 0 to MAX_SEQUENCE."""
+        if not 0 <= sequence <= MAX_SEQUENCE:
+            raise WireError("sequence out of range", str(sequence))
         wire = pb.Record(sequence=sequence)
-        _set_time(wire.observed_at, observed_at)
+        _set_time(wire.observed_at, usable_time(observed_at))
         if isinstance(record, Inventory):
             wire.inventory.source = _SOURCE_TO_WIRE[record.source]
-            _set_time(wire.inventory.time, record.time)
-            wire.inventory.container_ids.extend(record.container_ids)
+            _set_time(wire.inventory.time, usable_time(record.time))
+            wire.inventory.container_ids.extend(
+                usable_text(cid, CONTAINER_ID_CHARS) for cid in record.container_ids
+            )
         else:
             self._fill_event(wire.event, record)
         return wire
@@ -128,21 +220,21 @@ class Encoder:
         container = event.container
         wire.type = _TYPE_TO_WIRE[event.type]
         wire.source = _SOURCE_TO_WIRE[event.source]
-        wire.container_id = container.id
-        wire.container_name = container.name
+        wire.container_id = usable_text(container.id, CONTAINER_ID_CHARS)
+        wire.container_name = usable_text(container.name, NAME_CHARS)
         if container.pod is not None:
-            wire.pod.uid = container.pod.uid
-            wire.pod.name = container.pod.name
-            wire.pod.namespace = container.pod.namespace
+            wire.pod.uid = usable_text(container.pod.uid, POD_UID_CHARS)
+            wire.pod.name = usable_text(container.pod.name, NAME_CHARS)
+            wire.pod.namespace = usable_text(container.pod.namespace, NAMESPACE_CHARS)
         if container.devices:
             wire.devices.CopyFrom(self._device_list(container.devices))
-        _set_time(wire.time, event.time)
-        _set_time(wire.created_at, container.created_at)
+        _set_time(wire.time, usable_time(event.time))
+        _set_time(wire.created_at, usable_time(container.created_at))
         # Events after the exit (deletion, a resync) carry the container's exit code too.
         exit_code = event.exit_code if event.exit_code is not None else container.exit_code
         if exit_code is not None:
-            wire.exit_code = exit_code
-        wire.status = container.status
+            wire.exit_code = _int32(exit_code)
+        wire.status = usable_text(container.status, STATUS_CHARS)
 
     def _device_list(self, devices: tuple[Device, ...]) -> pb.DeviceList:
         cached = self._devices.get(id(devices))
@@ -152,10 +244,10 @@ class Encoder:
             items=[
                 pb.Device(
                     type=_DEVICE_TO_WIRE[d.type],
-                    name=d.name,
-                    number=d.number,
-                    uuid=d.uuid,
-                    path=d.path,
+                    name=usable_text(d.name, DEVICE_CHARS),
+                    number=_int32(d.number),
+                    uuid=usable_text(d.uuid, DEVICE_CHARS),
+                    path=usable_text(d.path),
                 )
                 for d in devices
             ]
@@ -164,6 +256,12 @@ class Encoder:
             self._devices.clear()
         self._devices[id(devices)] = (devices, encoded)
         return encoded
+
+
+def _int32(value: int) -> int:
+    """`value` as a signed 32-bit integer, wrapped as C would (containerd's exit status is
+    unsigned: 4294967295 is -1)."""
+    return (value + 2**31) % 2**32 - 2**31
 
 
 class Decoder:
@@ -177,33 +275,50 @@ class Decoder:
         self._capacity = capacity
         self._devices: dict[bytes, tuple[Device, ...]] = {}
 
+    def record(self, wire: pb.Record) -> Record:
+        """The event or inventory a record carries; WireError when the store cannot hold it."""
+        if wire.sequence > MAX_SEQUENCE:
+            raise WireError("sequence out of range", str(wire.sequence))
+        body = wire.WhichOneof("body")
+        if body == "event":
+            return self.event(wire.event)
+        if body == "inventory":
+            return self.inventory(wire.inventory)
+        raise WireError("record without a body")
+
     def event(self, wire: pb.ContainerEvent) -> ContainerEvent:
-        """The event a record carries; WireError when it names an unknown type or source."""
+        """The event a record carries; WireError when it names an unknown type or source, or
+        holds a time or text the store cannot."""
         kind = _TYPE_FROM_WIRE.get(wire.type)
         source = _SOURCE_FROM_WIRE.get(wire.source)
         if kind is None or source is None or not wire.container_id:
             raise WireError(
-                f"event without type, source or container id (type {wire.type}, "
-                f"source {wire.source})"
+                "event without type, source or container id",
+                f"type {wire.type}, source {wire.source}",
             )
         pod = None
         if wire.HasField("pod"):
-            pod = Pod(uid=wire.pod.uid, name=wire.pod.name, namespace=wire.pod.namespace)
+            pod = Pod(
+                uid=_text(wire.pod.uid, POD_UID_CHARS, "pod.uid"),
+                name=_text(wire.pod.name, NAME_CHARS, "pod.name"),
+                namespace=_text(wire.pod.namespace, NAMESPACE_CHARS, "pod.namespace"),
+            )
         exit_code = wire.exit_code if wire.HasField("exit_code") else None
+        container_id = _text(wire.container_id, CONTAINER_ID_CHARS, "container_id")
         container = Container(
-            id=wire.container_id,
-            name=wire.container_name or wire.container_id,
+            id=container_id,
+            name=_text(wire.container_name, NAME_CHARS, "container_name") or container_id,
             pod=pod,
             devices=self._device_tuple(wire.devices),
-            created_at=seconds_of(wire.created_at),
-            status=wire.status,
+            created_at=_time_of(wire.created_at, "created_at"),
+            status=_text(wire.status, STATUS_CHARS, "status"),
             exit_code=exit_code,
         )
         return ContainerEvent(
             type=kind,
             source=source,
             container=container,
-            time=seconds_of(wire.time),
+            time=_time_of(wire.time, "time"),
             exit_code=exit_code,
         )
 
@@ -211,9 +326,11 @@ class Decoder:
     def inventory(wire: pb.Inventory) -> Inventory:
         source = _SOURCE_FROM_WIRE.get(wire.source)
         if source is None:
-            raise WireError(f"inventory without a source ({wire.source})")
+            raise WireError("inventory without a source", str(wire.source))
         return Inventory(
-            source=source, time=seconds_of(wire.time), container_ids=tuple(wire.container_ids)
+            source=source,
+            time=_time_of(wire.time, "inventory.time"),
+            container_ids=tuple(wire.container_ids),
         )
 
     def _device_tuple(self, wire: pb.DeviceList) -> tuple[Device, ...]:
@@ -223,9 +340,9 @@ class Decoder:
             devices = tuple(
                 Device(
                     type=_DEVICE_FROM_WIRE[d.type],
-                    name=d.name,
+                    name=_text(d.name, DEVICE_CHARS, "device.name"),
                     number=d.number,
-                    uuid=d.uuid,
+                    uuid=_text(d.uuid, DEVICE_CHARS, "device.uuid"),
                     path=d.path,
                 )
                 for d in wire.items

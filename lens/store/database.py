@@ -1,8 +1,9 @@
 """Open the database named by `database.url` and bind the models to it (STYLE S9.4).
 
-SQLite runs in WAL mode with a busy timeout so several threads can write; PostgreSQL and
-MariaDB get a bounded connection pool. Driver errors are translated into StoreError here and in
-the other store modules; nothing above lens.store sees peewee's or a driver's exceptions.
+SQLite runs in WAL mode with a busy timeout so several threads can write, each transaction
+taking the write lock when it begins; PostgreSQL and MariaDB get a bounded connection pool.
+Driver errors are translated into StoreError here and in the other store modules; nothing above
+lens.store sees peewee's or a driver's exceptions.
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ def _sqlite(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
         url.database,
         pragmas=pragmas,
         timeout=cfg.busy_timeout_seconds,
+        # BEGIN IMMEDIATE: a deferred transaction that read before writing fails at once with
+        # "database is locked" when another connection wrote meanwhile (its snapshot is stale,
+        # which no busy timeout helps); taking the write lock up front waits its turn instead.
+        lock_type="IMMEDIATE",
         field_types={fields.JSON_FIELD_TYPE: "TEXT", fields.DATETIME_FIELD_TYPE: "TEXT"},
     )
 

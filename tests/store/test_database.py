@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -57,6 +58,26 @@ def test_sqlite_takes_writes_from_several_threads(tmp_path: Path) -> None:
         thread.join(10)
     assert failures == []
     assert models.GpuPod.select().count() == 4 * 10 * 20
+
+
+def test_a_sqlite_transaction_takes_the_write_lock_when_it_begins(tmp_path: Path) -> None:
+    # Issue 16, point 7: a deferred transaction that read first failed at its first write with
+    # "database is locked" whenever another connection had written meanwhile (a stale snapshot,
+    # which the busy timeout does not help); concurrent event batches were refused.
+    db = _sqlite(tmp_path)
+    other = sqlite3.connect(str(tmp_path / "sub/dir/lens.db"), timeout=0, isolation_level=None)
+    try:
+        with database.session(db), db.atomic():
+            with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+                other.execute("BEGIN IMMEDIATE")
+            upserting.upsert(
+                models.GpuPod, [{"cluster": "c", "uid": "u", "namespace": "n", "name": "p"}]
+            )
+        other.execute("BEGIN IMMEDIATE")  # free again once committed
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+    assert models.GpuPod.select().count() == 1
 
 
 def test_every_model_is_bound(db: peewee.Database) -> None:

@@ -2,9 +2,10 @@
 
 Each agent stream is read by its own task into a short queue (back-pressure on the agent), and
 committed batch by batch: batches already waiting are merged up to a bound, records at or below
-the boot's committed sequence are dropped as duplicates, the rest go through recording.py in one
-transaction, and the highest committed sequence goes back as the Ack. While one batch is written
-the next is staged (decoded, its rows made) against the sequence that write will commit, so that
+the boot's committed sequence are dropped as duplicates, those the store cannot hold (wire.py
+says which) are skipped and counted, the rest go through recording.py in one transaction, and
+the highest sequence committed or skipped goes back as the Ack. While one batch is written the
+next is staged (decoded, its rows made) against the sequence that write will commit, so that
 Python's work on one overlaps the database's on the other. Writes of the same agent boot are
 serialised, in order; a batch staged before another stream of its boot (a reconnecting agent)
 committed further is staged again.
@@ -25,7 +26,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 import grpc
 
 from lens.containers import wire
-from lens.containers.model import Record
+from lens.containers.model import ContainerEvent, Record
 from lens.containers.server import serving
 from lens.containers.server.recording import EventRecorder, Prepared
 from lens.proto._generated.lens.v1 import events_pb2 as pb
@@ -98,11 +99,8 @@ class ReceiverMetrics:
         self.committed = metrics.counter(
             "lens_events_committed_total", "Records committed to the database."
         )
-        self.invalid = metrics.counter(
-            "lens_events_invalid_messages_total",
-            "Messages answered INVALID_ARGUMENT because they were no event batch, by reason.",
-            ("reason",),
-        )
+        self.invalid = serving.invalid_messages(metrics)
+        self.unusable = serving.unusable_records(metrics)
 
 
 class TokenCheck:
@@ -144,7 +142,6 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         self._decoder = wire.Decoder()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._committed: dict[tuple[str, str], int] = {}
-        self._refusals = serving.Refusals(metrics.invalid)
 
     async def Stream(  # the gRPC method's name
         self,
@@ -164,7 +161,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                     yield ack
             ended = await reader
             if isinstance(ended, wire.Garbled):
-                self._refusals.refuse(ended.reason, peer=peer)
+                self._metrics.invalid.refuse(ended.reason, peer=peer)
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, ended.reason)
             if not ended:
                 self._metrics.stream_errors.inc()
@@ -233,7 +230,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         fresh = sorted(
             (r for r in batch.records if r.sequence > after), key=operator.attrgetter("sequence")
         )
-        records, sources, unusable = self._decode(fresh)
+        records, sources, unusable, observed = self._decode(fresh)
         return _Staged(
             key=key,
             received=len(batch.records),
@@ -242,6 +239,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             prepared=self._recorder.prepare(batch.node, records) if fresh else None,
             sources=sources,
             unusable=unusable,
+            observed=observed,
         )
 
     async def _commit(self, staged: _Staged) -> pb.Ack:
@@ -261,7 +259,8 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             self._metrics.duplicates.inc(received - len(staged.fresh))
             for source, count in staged.sources.items():
                 self._metrics.received.labels(source).inc(count)
-            self._metrics.errors.labels("k8s").inc(staged.unusable)
+            self._metrics.errors.labels("k8s").inc(len(staged.unusable))
+            self._metrics.unusable.refuse_all(staged.unusable, node=node, boot_id=boot_id)
             if staged.prepared is not None:
                 committed = await self._write(staged, staged.prepared)
             self._committed[staged.key] = committed
@@ -269,7 +268,9 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
 
     async def _write(self, staged: _Staged, prepared: Prepared) -> int:
         node, boot_id = staged.key
-        gap = staged.fresh[0].sequence - staged.after - 1
+        first = staged.fresh[0].sequence
+        # A first sequence past MAX_SEQUENCE is no count of records missed.
+        gap = first - staged.after - 1 if first <= wire.MAX_SEQUENCE else 0
         if gap > 0:
             self._metrics.gaps.inc(gap)
             log.warning(
@@ -277,40 +278,41 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
                 extra={"node": node, "boot_id": boot_id, "missing": gap},
             )
         started = time.perf_counter()
-        through = staged.through
+        # Acknowledged past, but the column holds no more: any later record is just as unusable.
+        stored = min(staged.through, wire.MAX_SEQUENCE)
         await asyncio.to_thread(
             lambda: self._recorder.write(
-                node=node, boot_id=boot_id, prepared=prepared, through=through
+                node=node, boot_id=boot_id, prepared=prepared, through=stored
             )
         )
         self._metrics.processing.labels("k8s").observe(time.perf_counter() - started)
         now = self._time()
-        for record in staged.fresh:
-            self._metrics.lag.observe(max(0.0, now - wire.seconds_of(record.observed_at)))
-        self._metrics.batch.observe(len(staged.fresh))
-        self._metrics.committed.inc(len(staged.fresh))
-        return through
+        for observed in staged.observed:
+            self._metrics.lag.observe(max(0.0, now - observed))
+        self._metrics.batch.observe(len(staged.observed))
+        self._metrics.committed.inc(len(staged.observed))
+        return staged.through
 
-    def _decode(self, fresh: list[pb.Record]) -> tuple[list[Record], Counter[str], int]:
-        """The records decoded, their events counted by source, and how many were unusable."""
+    def _decode(
+        self, fresh: list[pb.Record]
+    ) -> tuple[list[Record], Counter[str], list[wire.WireError], list[float]]:
+        """The usable records decoded, their events counted by source, why the others are not,
+        and when the agent recorded the usable ones."""
         records: list[Record] = []
         sources: Counter[str] = Counter()
-        unusable = 0
+        unusable: list[wire.WireError] = []
+        observed: list[float] = []
         for record in fresh:
-            body = record.WhichOneof("body")
             try:
-                if body == "event":
-                    event = self._decoder.event(record.event)
-                    records.append(event)
-                    sources[event.source.value] += 1
-                elif body == "inventory":
-                    records.append(self._decoder.inventory(record.inventory))
-                else:
-                    raise wire.WireError("record without a body")
+                decoded = self._decoder.record(record)
             except wire.WireError as exc:
-                unusable += 1
-                log.warning("container event record dropped", extra={"reason": str(exc)})
-        return records, sources, unusable
+                unusable.append(exc)
+                continue
+            records.append(decoded)
+            observed.append(wire.seconds_of(record.observed_at))
+            if isinstance(decoded, ContainerEvent):
+                sources[decoded.source.value] += 1
+        return records, sources, unusable, observed
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -323,11 +325,12 @@ class _Staged:
     fresh: list[pb.Record]
     prepared: Prepared | None  # None: nothing new
     sources: Counter[str]  # fresh events by source (k8s, docker), counted once committed
-    unusable: int  # fresh records that could not be decoded
+    unusable: list[wire.WireError]  # why fresh records cannot be written, counted once committed
+    observed: list[float]  # when the agent recorded the usable ones (epoch seconds)
 
     @property
     def through(self) -> int:
-        """The committed sequence once written."""
+        """The sequence acknowledged once written (unusable records included)."""
         return self.fresh[-1].sequence if self.fresh else self.after
 
 

@@ -1,6 +1,7 @@
 """The event server's gRPC registration: messages parsed leniently, so that one that is not a
 lens.v1 EventBatch is answered INVALID_ARGUMENT, counted by reason and logged at most once a
-minute per reason, instead of gRPC's UNKNOWN with a traceback per message.
+minute per reason, instead of gRPC's UNKNOWN with a traceback per message. Records the store
+cannot hold are counted and logged the same way.
 
 containers/server/receiving.py's EventReceiver is the servicer; roles/jobs registers it here.
 """
@@ -10,13 +11,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import grpc
 from prometheus_client import Counter
 
 from lens.containers import wire
 from lens.proto._generated.lens.v1 import events_pb2 as pb
+from lens.runtime.selfmetrics import SelfMetrics
 
 log = logging.getLogger(__name__)
 
@@ -25,32 +27,68 @@ LOG_EVERY_SECONDS = 60.0
 
 
 class Refusals:
-    """Counts refused messages by reason; logs the first of each reason and then at most one
-    line a minute, with how many were refused meanwhile."""
+    """Counts refused messages (or records) by reason; logs the first of each reason and then
+    at most one line a minute, with how many were refused meanwhile."""
 
     def __init__(
-        self, counter: Counter, *, monotonic: Callable[[], float] = time.monotonic
+        self,
+        counter: Counter,
+        *,
+        message: str = "refused a message that is no event batch",
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._counter = counter
+        self._message = message
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._logged: dict[str, float] = {}
         self._quiet: dict[str, int] = {}
 
-    def refuse(self, reason: str, *, peer: str) -> None:
-        self._counter.labels(reason).inc()
+    def refuse(self, reason: str, *, count: int = 1, **fields: str) -> None:
+        """Count `count` refusals for `reason`; `fields` go on the log line, if one is due."""
+        self._counter.labels(reason).inc(count)
         now = self._monotonic()
         with self._lock:
             last = self._logged.get(reason)
             if last is not None and now - last < LOG_EVERY_SECONDS:
-                self._quiet[reason] = self._quiet.get(reason, 0) + 1
+                self._quiet[reason] = self._quiet.get(reason, 0) + count
                 return
             self._logged[reason] = now
             since = self._quiet.pop(reason, 0)
         log.warning(
-            "refused a message that is no event batch",
-            extra={"reason": reason, "peer": peer, "refused_since_last_line": since},
+            self._message, extra={"reason": reason, **fields, "refused_since_last_line": since}
         )
+
+    def refuse_all(self, refused: Sequence[wire.WireError], **fields: str) -> None:
+        """`refuse` each reason of `refused` once, with its count and its first one's detail."""
+        by_reason: dict[str, list[wire.WireError]] = {}
+        for error in refused:
+            by_reason.setdefault(error.reason, []).append(error)
+        for reason, errors in by_reason.items():
+            self.refuse(reason, count=len(errors), **fields, detail=str(errors[0]))
+
+
+def invalid_messages(metrics: SelfMetrics) -> Refusals:
+    """The refusals of messages that are no event batch (or name no agent the store can hold)."""
+    return Refusals(
+        metrics.counter(
+            "lens_events_invalid_messages_total",
+            "Messages answered INVALID_ARGUMENT because they were no event batch, by reason.",
+            ("reason",),
+        )
+    )
+
+
+def unusable_records(metrics: SelfMetrics) -> Refusals:
+    """The refusals of records the store cannot hold (wire.WireError): skipped, acknowledged."""
+    return Refusals(
+        metrics.counter(
+            "lens_events_unusable_records_total",
+            "Records skipped and acknowledged because the store cannot hold them, by reason.",
+            ("reason",),
+        ),
+        message="skipped unusable records",
+    )
 
 
 def add_to_server(stream: Callable[..., object], server: grpc.aio.Server) -> None:

@@ -9,6 +9,7 @@ import grpc
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
+from lens.containers import wire
 from lens.containers.server import serving
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.store import models
@@ -71,3 +72,32 @@ def test_refusals_log_at_most_once_a_minute_with_the_count_between() -> None:
         serving.log.removeHandler(handler)
     assert counter.labels("garbled")._value.get() == 4
     assert [r.refused_since_last_line for r in logged] == [0, 2]  # type: ignore[attr-defined]
+
+
+def test_skipped_records_are_counted_by_reason_with_the_first_ones_detail() -> None:
+    counter = Counter("t_total", "Skips.", ("reason",), registry=CollectorRegistry())
+    skips = serving.Refusals(counter, message="skipped unusable records", monotonic=lambda: 0.0)
+    logged: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = logged.append  # type: ignore[method-assign]
+    serving.log.addHandler(handler)
+    try:
+        skipped = [
+            wire.WireError("time out of range", "time 253402300800s 0ns"),
+            wire.WireError("time out of range", "created_at -62135596801s 0ns"),
+            wire.WireError("record without a body"),
+        ]
+        skips.refuse_all(skipped, node="n1", boot_id="b1")
+        skips.refuse_all(skipped[:1], node="n1", boot_id="b1")
+    finally:
+        serving.log.removeHandler(handler)
+    assert counter.labels("time out of range")._value.get() == 3
+    assert counter.labels("record without a body")._value.get() == 1
+    lines = [
+        (r.getMessage(), r.reason, r.detail, r.node, r.refused_since_last_line)  # type: ignore[attr-defined]
+        for r in logged
+    ]
+    assert lines == [
+        ("skipped unusable records", "time out of range", str(skipped[0]), "n1", 0),
+        ("skipped unusable records", "record without a body", "record without a body", "n1", 0),
+    ]
