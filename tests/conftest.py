@@ -249,7 +249,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked slow_timeout, and property-based tests, get 60 s instead of the default 5 s
     (scripts/fuzz turns the timeout off for its long runs)."""
     for item in items:
-        slow = item.get_closest_marker("slow_timeout") or item.get_closest_marker("hypothesis")
+        # Hypothesis marks its tests after this hook, so its own flag on the function tells.
+        is_property = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+        slow = item.get_closest_marker("slow_timeout") or is_property
         if slow and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(60))
 

@@ -59,6 +59,24 @@ def load(path: str | None) -> Config:
         fail("config error", str(exc), errors.EXIT_CONFIG)
 
 
+def with_host_root(cfg: Config, host_root: str | None) -> Config:
+    """The config with --host-root applied; a host root (flag or host.root) that is no
+    directory is a one-line config error and exit 2, before anything reads under it."""
+    import dataclasses
+    from pathlib import Path
+
+    if host_root is not None:
+        cfg = dataclasses.replace(cfg, host=dataclasses.replace(cfg.host, root=host_root))
+    try:
+        problem = "" if Path(cfg.host.root).is_dir() else "expected a directory"
+    except OSError as exc:  # is_dir() passes on ENAMETOOLONG, EACCES on a parent and the like
+        problem = f"expected a directory ({exc.strerror})"
+    if problem:
+        where = "--host-root" if host_root is not None else "host.root"
+        fail("config error", f"{where}: {problem}, got {cfg.host.root!r}", errors.EXIT_CONFIG)
+    return cfg
+
+
 def launch(cfg: Config, *roles: Role) -> NoReturn:
     """Configure logging, run the roles in one process until stopped, exit with its code.
 

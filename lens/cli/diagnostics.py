@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
@@ -21,6 +20,7 @@ from lens.cli.common import (
     WatchOption,
     fail,
     load,
+    with_host_root,
 )
 from lens.runtime import errors
 
@@ -37,17 +37,7 @@ R = TypeVar("R")
 
 
 def _config(config: str | None, host_root: str | None) -> Config:
-    cfg = load(config)
-    if host_root is not None:
-        cfg = dataclasses.replace(cfg, host=dataclasses.replace(cfg.host, root=host_root))
-    if not Path(cfg.host.root).is_dir():
-        where = "--host-root" if host_root is not None else "host.root"
-        fail(
-            "config error",
-            f"{where}: expected a directory, got {cfg.host.root!r}",
-            errors.EXIT_CONFIG,
-        )
-    return cfg
+    return with_host_root(load(config), host_root)
 
 
 def _console() -> Console:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lens.cli.common import ConfigOption, HostRootOption, fail, launch, load
+from lens.cli.common import ConfigOption, HostRootOption, fail, launch, load, with_host_root
 from lens.runtime import errors
 
 if TYPE_CHECKING:
@@ -46,9 +46,7 @@ def node_agent(
     """Run the per-node agent: GPU, DRI, RDMA and kubelet collectors, /metrics and REST."""
     from lens.roles.node_agent import main as node_agent_main
 
-    cfg = _with_port(load(config), port)
-    if host_root is not None:
-        cfg = dataclasses.replace(cfg, host=dataclasses.replace(cfg.host, root=host_root))
+    cfg = with_host_root(_with_port(load(config), port), host_root)
     launch(cfg, node_agent_main.ROLE)
 
 

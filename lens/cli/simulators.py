@@ -53,7 +53,25 @@ def sim_kube(
         clock = replaying.ScaledClock(speed)
     except ValueError as exc:
         fail("usage error", str(exc), errors.EXIT_CONFIG)
-    server = KubeApiServer(host=host, port=port, history_size=history, clock=clock)
+    try:
+        server = KubeApiServer(host=host, port=port, history_size=history, clock=clock)
+    except (OSError, ValueError) as exc:  # no such host, address in use, a host name IDNA refuses
+        fail(
+            "usage error",
+            f"--host/--port: cannot listen on {host}:{port}: {exc}",
+            errors.EXIT_CONFIG,
+        )
+    written = None
+    if kubeconfig:
+        try:
+            written = server.write_kubeconfig(Path(kubeconfig))
+        except (OSError, ValueError) as exc:
+            server.stop()
+            fail(
+                "usage error",
+                f"--kubeconfig: cannot write {kubeconfig}: {exc}",
+                errors.EXIT_CONFIG,
+            )
     parts: list[lifecycle.Part] = [ServerPart(server)]
     if chosen is not None:
         player = ScenarioPlayer(chosen, server, clock=clock).load()
@@ -62,8 +80,8 @@ def sim_kube(
             f"scenario {chosen.name}: {len(chosen.node_names)} nodes, {chosen.gpu_count} GPUs"
         )
     typer.echo(f"simulated Kubernetes API at {server.url}")
-    if kubeconfig:
-        typer.echo(f"kubeconfig: {server.write_kubeconfig(Path(kubeconfig))}")
+    if written is not None:
+        typer.echo(f"kubeconfig: {written}")
     service = lifecycle.Service("sim-kube", stop_timeout=5, parts=parts)
     raise typer.Exit(service.run())
 
@@ -110,15 +128,15 @@ def sim_node(
         fail("usage error", str(exc), errors.EXIT_CONFIG)
     if spec.vendor != vendor:
         fail("usage error", f"--model {spec.model} is not an {vendor} GPU", errors.EXIT_CONFIG)
-    if Path(directory).exists() and not Path(directory).is_dir():
-        fail(
-            "usage error",
-            f"DIRECTORY: {directory} exists and is not a directory",
-            errors.EXIT_CONFIG,
-        )
     try:
+        if Path(directory).exists() and not Path(directory).is_dir():
+            fail(
+                "usage error",
+                f"DIRECTORY: {directory} exists and is not a directory",
+                errors.EXIT_CONFIG,
+            )
         tree = HostTree(Path(directory), spec).build()
-    except OSError as exc:
+    except OSError as exc:  # exists() passes on ENAMETOOLONG; building on any I/O error
         fail(
             "usage error",
             f"DIRECTORY: cannot build the tree in {directory}: {exc}",

@@ -19,21 +19,76 @@ log = logging.getLogger(__name__)
 STOP_GRACE_SECONDS = 5.0
 
 
-def server_credentials(cert_file: str, key_file: str) -> grpc.ServerCredentials | None:
-    """TLS credentials from PEM files; None when neither is set; ConfigError when one is bad."""
+def server_credentials(
+    cert_file: str,
+    key_file: str,
+    *,
+    cert_key: str = "jobs.tls_cert_file",
+    key_key: str = "jobs.tls_key_file",
+) -> grpc.ServerCredentials | None:
+    """TLS credentials from PEM files; None when neither is set.
+
+    A missing, unreadable or malformed file, or a key that is not the certificate's, is a
+    ConfigError on its own key (`cert_key`, `key_key`): gRPC itself only fails to bind, which
+    would blame the listen address.
+    """
     if not cert_file and not key_file:
         return None
     if not cert_file or not key_file:
-        raise errors.ConfigError(
-            source="config", key="jobs.tls_cert_file", expected="set with jobs.tls_key_file"
-        )
+        unset, other = (cert_key, key_key) if not cert_file else (key_key, cert_key)
+        raise errors.ConfigError(source="config", key=unset, expected=f"set with {other}")
+    cert_pem = _read_pem(cert_file, key=cert_key)
+    key_pem = _read_pem(key_file, key=key_key)
+    _check_pair((cert_pem, cert_file, cert_key), (key_pem, key_file, key_key))
+    return grpc.ssl_server_credentials([(key_pem, cert_pem)])
+
+
+def _read_pem(path: str, *, key: str) -> bytes:
     try:
-        pair = (Path(key_file).read_bytes(), Path(cert_file).read_bytes())
+        return Path(path).read_bytes()
     except OSError as exc:
         raise errors.ConfigError(
-            source="config", key="jobs.tls_cert_file", expected=f"readable PEM files ({exc})"
+            source="config", key=key, expected=f"a readable PEM file ({exc.strerror}: {path})"
         ) from exc
-    return grpc.ssl_server_credentials([pair])
+
+
+def _check_pair(cert: tuple[bytes, str, str], key: tuple[bytes, str, str]) -> None:
+    """The certificate and key (each its PEM, file and config key) parse, and the key is the
+    certificate's: what gRPC needs."""
+    from cryptography import x509
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
+    (cert_pem, cert_file, cert_key), (key_pem, key_file, key_key) = cert, key
+    try:
+        leaf = x509.load_pem_x509_certificates(cert_pem)[0]
+    except ValueError as exc:
+        raise errors.ConfigError(
+            source="config",
+            key=cert_key,
+            expected=f"a PEM certificate ({cert_file} holds none that can be read)",
+        ) from exc
+    try:
+        private = serialization.load_pem_private_key(key_pem, password=None)
+    except TypeError as exc:  # encrypted: the server has no way to ask for its password
+        raise errors.ConfigError(
+            source="config",
+            key=key_key,
+            expected=f"an unencrypted PEM private key ({key_file} needs a password)",
+        ) from exc
+    except (ValueError, UnsupportedAlgorithm) as exc:
+        raise errors.ConfigError(
+            source="config",
+            key=key_key,
+            expected=f"a PEM private key ({key_file} holds none that can be read)",
+        ) from exc
+    spki = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    if leaf.public_key().public_bytes(*spki) != private.public_key().public_bytes(*spki):
+        raise errors.ConfigError(
+            source="config",
+            key=key_key,
+            expected=f"the private key of the certificate in {cert_key} ({key_file} is not)",
+        )
 
 
 class GrpcServer:
@@ -73,10 +128,13 @@ class GrpcServer:
             else:
                 self.port = server.add_secure_port(self._address, self._credentials)
         except RuntimeError as exc:
+            # The files were checked (server_credentials), so this is the address, or rarely
+            # a certificate and key gRPC cannot use although they parse and match.
+            tls = " with the TLS certificate and key given" if self._credentials else ""
             raise errors.ConfigError(
                 source="config",
                 key=f"{self.name} address",
-                expected=f"an address this host can listen on, not {self._address} ({exc})",
+                expected=f"an address this host can listen on{tls}, not {self._address} ({exc})",
             ) from exc
         await server.start()
         self._server = server

@@ -66,6 +66,7 @@ class _Meta:
     maximum: float | None = None
     check: Check | None = None
     redact: Callable[[str], str] | None = None
+    path: bool = False
 
 
 def setting(
@@ -76,9 +77,13 @@ def setting(
     maximum: float | None = None,
     check: Check | None = None,
     redact: Callable[[str], str] | None = None,
+    path: bool = False,
 ) -> Any:
-    """Declare one config key: its default, one-sentence help and the limits of its value."""
-    meta = _Meta(help=help, minimum=minimum, maximum=maximum, check=check, redact=redact)
+    """Declare one config key: its default, one-sentence help and the limits of its value.
+
+    `path=True` marks a file or directory: config/loading.py expands its `~` or `~user`.
+    """
+    meta = _Meta(help=help, minimum=minimum, maximum=maximum, check=check, redact=redact, path=path)
     return dataclasses.field(default=default, metadata={"lens": meta})
 
 
@@ -89,22 +94,40 @@ def _meta(field: dataclasses.Field[Any]) -> _Meta:
     return meta
 
 
+_SHOWN_CHARACTERS = 100
+
+
+def _cut(text: str) -> str:
+    """An error line's copy of a value: a long one (a 5,000-digit number, a pasted file) is cut."""
+    if len(text) <= _SHOWN_CHARACTERS:
+        return text
+    return f"{text[:_SHOWN_CHARACTERS]}... ({len(text)} characters)"
+
+
 def _describe(value: object) -> str:
     if isinstance(value, EnvText):
-        return repr(str(value))
+        return _cut(repr(str(value)))
     if value is None:
         return "null"
     if isinstance(value, bool):
         return f"boolean {str(value).lower()}"
     if isinstance(value, int | float):
-        return f"number {value!r}"
+        return f"number {_cut(repr(value))}"
     if isinstance(value, str):
-        return f"string {value!r}"
+        return f"string {_cut(repr(value))}"
     if isinstance(value, list | tuple):
         return "a list"
     if isinstance(value, Mapping):
         return "a mapping"
     return type(value).__name__
+
+
+def _redacted(value: object, meta: _Meta) -> object:
+    """The value as an error may show it: a URL's password hidden like in `lens config check`."""
+    if meta.redact is None or not isinstance(value, str):
+        return value
+    shown = meta.redact(str(value))
+    return EnvText(shown) if isinstance(value, EnvText) else shown
 
 
 class _Builder:
@@ -128,7 +151,8 @@ class _Builder:
         for key in data:
             if key not in fields:
                 choices = ", ".join(sorted(fields))
-                raise self.fail(f"{prefix}{key}", f"unknown key (expected one of: {choices})")
+                shown = key if isinstance(key, str) and key.isprintable() else repr(key)
+                raise self.fail(f"{prefix}{shown}", f"unknown key (expected one of: {choices})")
         values = {}
         for name, field in fields.items():
             if name in data:
@@ -146,7 +170,7 @@ class _Builder:
         if meta.check is not None:
             problem = meta.check(converted)
             if problem is not None:
-                raise self.fail(key, f"{problem}, got {_describe(value)}")
+                raise self.fail(key, f"{problem}, got {_describe(_redacted(value, meta))}")
         return converted
 
     def _check_range(self, number: float, meta: _Meta, key: str) -> None:
@@ -158,7 +182,7 @@ class _Builder:
                 bounds = f">= {low:g}"
             else:
                 bounds = f"<= {high:g}"
-            raise self.fail(key, f"expected a number {bounds}, got {number!r}")
+            raise self.fail(key, f"expected a number {bounds}, got {_cut(repr(number))}")
 
     def _convert_plain(self, hint: Any, value: object, key: str) -> Any:
         origin = typing.get_origin(hint)
@@ -186,15 +210,32 @@ class _Builder:
 
     def _tuple(self, value: object, key: str) -> tuple[str, ...]:
         if isinstance(value, EnvText):
-            return tuple(item.strip() for item in value.split(",") if item.strip())
-        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        raise self.fail(key, f"expected a list of strings, got {_describe(value)}")
+            items = tuple(item.strip() for item in value.split(",") if item.strip())
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            items = tuple(str(v) for v in value)
+        else:
+            raise self.fail(key, f"expected a list of strings, got {_describe(value)}")
+        for item in items:
+            self._text(item, key)
+        return items
 
     def _str(self, value: object, key: str) -> str:
         if isinstance(value, str):
-            return str(value)
+            return self._text(str(value), key)
         raise self.fail(key, f"expected a string, got {_describe(value)} (quote it in YAML)")
+
+    def _text(self, text: str, key: str) -> str:
+        """No setting is a NUL or a lone surrogate: a path, host or URL with one makes the OS
+        or a driver raise far from the config, and printing one fails too."""
+        if "\x00" in text:
+            raise self.fail(key, "expected text without a NUL character")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise self.fail(
+                key, f"expected UTF-8 text (character {exc.start + 1} cannot be encoded)"
+            ) from exc
+        return text
 
     def _secret(self, value: object, key: str) -> Secret:
         return Secret(self._str(value, key))
@@ -217,23 +258,35 @@ class _Builder:
         return float(self._number(value, key, float, "a number"))
 
     def _number(self, value: object, key: str, kind: type[int] | type[float], what: str) -> float:
-        accepted = (int,) if kind is int else (int, float)
+        number: float | None = None
         if isinstance(value, EnvText):
             try:
                 number = kind(value.strip())
             except ValueError:
-                pass
-            else:
-                if math.isfinite(number):
-                    return number
-                raise self.fail(key, f"expected a finite number, got {_describe(value)}")
-        elif isinstance(value, accepted) and not isinstance(value, bool):
-            if math.isfinite(value):
-                return value
+                raise self.fail(key, f"expected {what}, got {_describe(value)}") from None
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            if kind is int and isinstance(value, float):
+                raise self.fail(key, f"expected {what}, got {_describe(value)}")
+            number = value
+        if number is None:
+            raise self.fail(key, f"expected {what}, got {_describe(value)}")
+        if isinstance(number, int):
+            if kind is int:
+                return number  # exact at any size: a float of it may overflow
+            number = _to_float(number)
+        if not math.isfinite(number):
             # NaN passes every range check (a NaN interval spins a loop) and infinity is no
             # setting either.
-            raise self.fail(key, f"expected a finite number, got {value!r}")
-        raise self.fail(key, f"expected {what}, got {_describe(value)}")
+            raise self.fail(key, f"expected a finite number, got {_describe(value)}")
+        return number
+
+
+def _to_float(number: int) -> float:
+    """The float nearest an integer; infinity for one beyond float's range (refused later)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -278,15 +331,18 @@ def to_plain(settings: DataclassInstance, *, redact: bool = True) -> dict[str, A
     return plain
 
 
-def leaf_keys(cls: type[DataclassInstance], prefix: str = "") -> list[str]:
-    """Every dotted key of settings class `cls`, in declaration order."""
+def leaf_keys(
+    cls: type[DataclassInstance], prefix: str = "", *, paths_only: bool = False
+) -> list[str]:
+    """Every dotted key of settings class `cls` (only those declared `path=True` when told), in
+    declaration order."""
     keys: list[str] = []
     hints = typing.get_type_hints(cls)
     for field in dataclasses.fields(cls):
         hint = hints[field.name]
         if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-            keys.extend(leaf_keys(hint, f"{prefix}{field.name}."))
-        else:
+            keys.extend(leaf_keys(hint, f"{prefix}{field.name}.", paths_only=paths_only))
+        elif _meta(field).path or not paths_only:
             keys.append(f"{prefix}{field.name}")
     return keys
 

@@ -1,4 +1,5 @@
-"""Helpers of the CLI tests: `lens` run as a subprocess, and `lens sim kube` around a test."""
+"""Helpers of the CLI tests: `lens` run as a subprocess, `lens sim kube` around a test, and
+the checks of property-based tests that run commands in-process."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+from click.testing import Result
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -55,3 +59,22 @@ def with_client(kubeconfig: Path, body: str) -> str:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+# What a command-line argument or an environment variable can hold: any text but NUL. Not the
+# lone surrogates undecodable bytes become: CliRunner's output streams refuse them, where a real
+# process's click streams replace them (tests/runtime/config covers them in the environment).
+ARGV_TEXT = st.text().filter(lambda text: "\x00" not in text)
+
+
+def assert_no_traceback(result: Result, *, codes: tuple[int, ...]) -> None:
+    """The command ended by exiting with one of `codes`, not by an exception."""
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert result.exit_code in codes, result.output
+    assert "Traceback" not in result.output
+
+
+def assert_one_line(result: Result, prefix: str) -> None:
+    """stderr is one line (on a terminal: a \\x1e or \\x85 in it is no line break there)."""
+    assert result.stderr.startswith(prefix), result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr

@@ -4,8 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
 
-from .conftest import run_lens
+from lens.cli import app
+
+from .conftest import ARGV_TEXT, assert_no_traceback, assert_one_line, run_lens
 
 
 @pytest.mark.slow_timeout
@@ -42,3 +47,18 @@ def test_an_endless_interval_is_refused(tmp_path: Path) -> None:
     result = run_lens("gpus", "--host-root", str(tmp_path), "--watch", "--interval", "inf")
     assert result.returncode == 2
     assert "Invalid value for '--interval'" in result.stderr
+
+
+@pytest.mark.slow_timeout  # in-process commands, 40 of them
+@given(ARGV_TEXT, st.sampled_from(["gpus", "rdma", "containers"]))
+def test_any_host_root_is_read_or_refused_in_one_line(
+    tmp_path: Path, name: str, command: str
+) -> None:
+    # Kept under an empty directory: "." or ".." are directories there, and nothing else is.
+    root = tmp_path / "empty" / name.replace("/", "_")
+    (tmp_path / "empty").mkdir(exist_ok=True)
+    env = {"LENS_SERVICE__DATA_DIR": str(tmp_path), "LENS_CONTAINERS__CONTAINERD_ADDRESS": ""}
+    result = CliRunner().invoke(app, [command, "--host-root", str(root)], env=env)
+    assert_no_traceback(result, codes=(0, 1, 2))
+    if result.exit_code:
+        assert_one_line(result, "lens: ")

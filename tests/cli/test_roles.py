@@ -99,3 +99,34 @@ def test_a_port_outside_0_to_65535_is_refused(args: tuple[str, ...], flag: str) 
     assert result.returncode == 2
     assert f"Invalid value for '{flag}'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_node_agent_refuses_a_host_root_that_is_a_file(tmp_path: Path) -> None:
+    # The node agent started and read nothing under it (issue 16, point 12).
+    afile = tmp_path / "file"
+    afile.write_text("")
+    result = run_lens("node-agent", "--host-root", str(afile), "--port", "0")
+    assert result.returncode == 2
+    assert (
+        result.stderr == f"lens: config error: --host-root: expected a directory, got '{afile}'\n"
+    )
+
+
+@pytest.mark.slow_timeout
+def test_jobs_blames_an_unusable_tls_certificate_on_its_setting(tmp_path: Path) -> None:
+    # A certificate that was no PEM was blamed on the event server's address, exit 1 (#12).
+    notpem = tmp_path / "cert.pem"
+    notpem.write_text("not a certificate\n")
+    env = {
+        "LENS_SERVICE__DATA_DIR": str(tmp_path),
+        "LENS_SERVER__HOST": "127.0.0.1",
+        "LENS_JOBS__GRPC_HOST": "127.0.0.1",
+        "LENS_JOBS__TLS_CERT_FILE": str(notpem),
+        "LENS_JOBS__TLS_KEY_FILE": str(notpem),
+    }
+    result = run_lens("jobs", "--port", "0", "--grpc-port", "0", env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "lens: config error: config: jobs.tls_cert_file: "
+        f"a PEM certificate ({notpem} holds none that can be read)"
+    )

@@ -1,12 +1,25 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
 
-from .conftest import run_lens, sim_kube, with_client
+from lens.cli import app
+
+from .conftest import (
+    ARGV_TEXT,
+    assert_no_traceback,
+    assert_one_line,
+    run_lens,
+    sim_kube,
+    with_client,
+)
 
 
 def test_sim_kube_serves_the_official_client_until_terminated(tmp_path: Path) -> None:
@@ -96,3 +109,59 @@ def test_sim_node_refuses_a_file_for_a_directory(tmp_path: Path) -> None:
     result = run_lens("sim", "node", str(afile))
     assert result.returncode == 2
     assert result.stderr == f"lens: usage error: DIRECTORY: {afile} exists and is not a directory\n"
+
+
+def test_sim_kube_on_a_port_in_use_is_one_line() -> None:
+    # The bind's OSError was a traceback (issue 16, point 12).
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_lens("sim", "kube", "--port", str(port))
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"lens: usage error: --host/--port: cannot listen on 127.0.0.1:{port}: "
+    )
+    assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("where", ["directory", "~nosuchuser-lens/kubeconfig"])
+def test_sim_kube_with_an_unwritable_kubeconfig_is_one_line(tmp_path: Path, where: str) -> None:
+    target = str(tmp_path) if where == "directory" else where
+    result = run_lens("sim", "kube", "--port", "0", "--kubeconfig", target)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"lens: usage error: --kubeconfig: cannot write {target}: ")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_sim_node_in_a_directory_too_long_for_the_system_is_one_line(tmp_path: Path) -> None:
+    # Path.exists() raised OSError (File name too long): a traceback.
+    directory = tmp_path / ("a" * 300)
+    result = run_lens("sim", "node", str(directory))
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"lens: usage error: DIRECTORY: cannot build the tree in {directory}"
+    )
+    assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow_timeout  # in-process commands, 40 of them
+@given(
+    st.lists(
+        st.sampled_from(["--vendor", "--model", "--gpus", "--rdma", "--partition", "--seed"]),
+        max_size=3,
+    ),
+    st.lists(ARGV_TEXT, min_size=3, max_size=3),
+    ARGV_TEXT,
+)
+def test_sim_node_builds_or_refuses_any_flags_in_one_line(
+    tmp_path: Path, flags: list[str], values: list[str], name: str
+) -> None:
+    directory = tmp_path / "nodes" / name.replace("/", "_")
+    args = ["sim", "node", str(directory)]
+    for flag, value in zip(flags, values, strict=False):
+        args += [flag, value]
+    result = CliRunner().invoke(app, args)
+    assert_no_traceback(result, codes=(0, 2))
+    if result.stderr.startswith("lens: "):
+        assert_one_line(result, "lens: usage error: ")

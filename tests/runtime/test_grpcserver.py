@@ -1,20 +1,89 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
 import grpc
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from lens.runtime import errors, grpcserver
+from lens.sim.kubelet import certs
 
 
 def test_tls_files_come_in_pairs_and_must_be_readable(tmp_path: Path) -> None:
     assert grpcserver.server_credentials("", "") is None
-    with pytest.raises(errors.ConfigError, match="tls_key_file"):
+    with pytest.raises(errors.ConfigError, match=r"jobs\.tls_key_file: set with jobs\.tls_cert"):
         grpcserver.server_credentials("cert.pem", "")
-    with pytest.raises(errors.ConfigError, match="readable PEM"):
+    with pytest.raises(errors.ConfigError, match=r"jobs\.tls_cert_file: set with jobs\.tls_key"):
+        grpcserver.server_credentials("", "key.pem")
+    with pytest.raises(errors.ConfigError, match="tls_cert_file: a readable PEM"):
         grpcserver.server_credentials(str(tmp_path / "c.pem"), str(tmp_path / "k.pem"))
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> tuple[certs.ServingCert, certs.ServingCert]:
+    root = tmp_path_factory.mktemp("tls")
+    return certs.issue(root / "a"), certs.issue(root / "b")
+
+
+def _encrypted_key(path: Path) -> Path:
+    key = ec.generate_private_key(ec.SECP256R1())
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"pw"),
+        )
+    )
+    return path
+
+
+def test_a_matching_certificate_and_key_give_credentials(
+    pairs: tuple[certs.ServingCert, certs.ServingCert],
+) -> None:
+    good, _ = pairs
+    credentials = grpcserver.server_credentials(str(good.cert_file), str(good.key_file))
+    assert isinstance(credentials, grpc.ServerCredentials)
+
+
+@pytest.mark.parametrize(
+    ("which", "key", "expected"),
+    [
+        ("bad cert", "tls_cert_file", "a PEM certificate (NOTPEM holds none that can be read)"),
+        ("bad key", "tls_key_file", "a PEM private key (NOTPEM holds none that can be read)"),
+        ("key only", "tls_cert_file", "a PEM certificate"),
+        ("other key", "tls_key_file", "the private key of the certificate in jobs.tls_cert_file"),
+        ("encrypted", "tls_key_file", "an unencrypted PEM private key"),
+        ("missing key", "tls_key_file", "a readable PEM file (No such file or directory"),
+    ],
+)
+def test_an_unusable_certificate_or_key_names_its_own_setting(
+    tmp_path: Path,
+    pairs: tuple[certs.ServingCert, certs.ServingCert],
+    which: str,
+    key: str,
+    expected: str,
+) -> None:
+    # gRPC only failed to bind, so a bad PEM or a key of another certificate was blamed on the
+    # event server's listen address (issue 16, #12).
+    good, other = pairs
+    notpem = tmp_path / "notpem"
+    notpem.write_text("not a PEM file\n")
+    cert, private = {
+        "bad cert": (notpem, good.key_file),
+        "bad key": (good.cert_file, notpem),
+        "key only": (good.key_file, good.key_file),
+        "other key": (good.cert_file, other.key_file),
+        "encrypted": (good.cert_file, _encrypted_key(tmp_path / "enc.pem")),
+        "missing key": (good.cert_file, tmp_path / "absent.pem"),
+    }[which]
+    with pytest.raises(errors.ConfigError) as caught:
+        grpcserver.server_credentials(str(cert), str(private))
+    assert caught.value.key == f"jobs.{key}"
+    assert caught.value.expected.startswith(expected.replace("NOTPEM", str(notpem)))
 
 
 def test_the_server_binds_a_free_port_and_stops() -> None:
@@ -32,3 +101,24 @@ def test_the_server_binds_a_free_port_and_stops() -> None:
 
     assert asyncio.run(cycle()) > 0
     assert len(registered) == 1
+
+
+def test_an_address_that_cannot_be_bound_with_tls_says_so(
+    pairs: tuple[certs.ServingCert, certs.ServingCert],
+) -> None:
+    good, _ = pairs
+    credentials = grpcserver.server_credentials(str(good.cert_file), str(good.key_file))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = grpcserver.GrpcServer(
+            name="test", host="127.0.0.1", port=port, credentials=credentials
+        )
+        with pytest.raises(errors.ConfigError) as caught:
+            asyncio.run(server.start())
+    assert caught.value.key == "test address"
+    assert caught.value.expected.startswith(
+        "an address this host can listen on with the TLS certificate and key given, not "
+        f"127.0.0.1:{port}"
+    )

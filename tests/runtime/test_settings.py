@@ -5,6 +5,8 @@ from typing import Literal
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lens.runtime import errors, settings
 from lens.runtime.settings import EnvText, Secret, setting
@@ -175,3 +177,117 @@ def test_example_documents_every_key_and_loads_back_to_the_defaults() -> None:
     assert "  # A count.\n  count: 2\n" in text
     data = yaml.safe_load(text)
     assert _build(data) == Outer()
+
+
+def _no_at(value: object) -> str | None:
+    return "expected no @" if isinstance(value, str) and "@" in value else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Places:
+    """A section of paths and a checked secret-bearing link, for tests."""
+
+    home: str = setting("", "A directory.", path=True)
+    name: str = setting("", "Not a path.")
+    link: str = setting(
+        "", "A link.", check=_no_at, redact=lambda v: v.replace("pw", "***"), path=True
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Site:
+    places: Places = setting(Places(), "The places.")
+
+
+def test_leaf_keys_lists_the_keys_declared_paths_when_told() -> None:
+    assert settings.leaf_keys(Site, paths_only=True) == ["places.home", "places.link"]
+    assert settings.leaf_keys(Outer, paths_only=True) == []
+
+
+@pytest.mark.parametrize("value", ["pw@host", EnvText("pw@host")])
+def test_a_refused_value_is_shown_redacted(value: str) -> None:
+    # A database URL that failed its check was printed whole, password included (issue 16, #11).
+    with pytest.raises(errors.ConfigError) as caught:
+        settings.build(Site, {"places": {"link": value}}, source="f.yaml")
+    assert caught.value.expected == "expected no @, got " + (
+        "'***@host'" if isinstance(value, EnvText) else "string '***@host'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "expected"),
+    [
+        ({"inner": {"url": "a\x00b"}}, "inner.url", "expected text without a NUL character"),
+        ({"inner": {"url": EnvText("a\x00")}}, "inner.url", "expected text without a NUL"),
+        ({"inner": {"names": ["ok", "\x00"]}}, "inner.names", "expected text without a NUL"),
+        ({"inner": {"token": "pw\x00"}}, "inner.token", "expected text without a NUL"),
+        ({"inner": {"url": "\ud800"}}, "inner.url", "expected UTF-8 text (character 1 cannot"),
+        ({"inner": {"names": EnvText("a,\udcff")}}, "inner.names", "expected UTF-8 text"),
+    ],
+)
+def test_no_text_setting_holds_a_nul_or_a_lone_surrogate(
+    data: object, key: str, expected: str
+) -> None:
+    # A NUL in a path or host made open() or bind() raise ValueError far from the config, and a
+    # lone surrogate made `lens config check` fail to print (issue 16, #11).
+    with pytest.raises(errors.ConfigError) as caught:
+        _build(data)
+    assert caught.value.key == key
+    assert caught.value.expected.startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "expected"),
+    [
+        ({"inner": {"count": 10**400}}, "inner.count", "expected a number from 0 to 10, got 1000"),
+        ({"inner": {"ratio": 10**400}}, "inner.ratio", "expected a finite number, got number 1000"),
+        ({"inner": {"ratio": -(10**400)}}, "inner.ratio", "expected a finite number"),
+        ({"inner": {"count": EnvText("9" * 400)}}, "inner.count", "expected a number from 0"),
+        ({"inner": {"ratio": EnvText("9" * 400)}}, "inner.ratio", "expected a finite number"),
+        ({"inner": {"count": 2.0}}, "inner.count", "expected an integer, got number 2.0"),
+    ],
+)
+def test_integers_too_large_for_a_float_are_refused(data: object, key: str, expected: str) -> None:
+    # math.isfinite(10**400) and float(10**400) raised OverflowError: a traceback (issue 16, #11).
+    with pytest.raises(errors.ConfigError) as caught:
+        _build(data)
+    assert caught.value.key == key
+    assert caught.value.expected.startswith(expected)
+    assert len(str(caught.value)) < 200
+
+
+def test_an_unknown_key_that_is_no_plain_text_is_quoted() -> None:
+    with pytest.raises(errors.ConfigError) as caught:
+        _build({"inner": {"a\nb": 1}})
+    assert caught.value.key == "inner.'a\\nb'"
+    assert "\n" not in str(caught.value)
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(),
+    st.binary(max_size=8),
+    st.text().map(EnvText),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+
+
+@given(st.dictionaries(st.sampled_from(settings.leaf_keys(Outer)), _VALUES))
+def test_any_values_build_settings_or_one_config_error(chosen: dict[str, object]) -> None:
+    data: dict[str, dict[str, object]] = {"inner": {}}
+    for key, value in chosen.items():
+        data["inner"][key.removeprefix("inner.")] = value
+    try:
+        built = _build(data)
+    except errors.ConfigError as exc:
+        assert exc.key.startswith("inner")
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(built.inner, Inner)

@@ -13,10 +13,14 @@ class JobsConfig:
 
     grpc_host: str = setting("0.0.0.0", "Address the event server listens on.")
     grpc_port: int = setting(8991, "Port of the event server.", minimum=0, maximum=65535)
-    tls_cert_file: str = setting("", "Server certificate (PEM); with tls_key_file turns TLS on.")
-    tls_key_file: str = setting("", "Private key of tls_cert_file (PEM).")
+    tls_cert_file: str = setting(
+        "", "Server certificate (PEM); with tls_key_file turns TLS on.", path=True
+    )
+    tls_key_file: str = setting("", "Private key of tls_cert_file (PEM).", path=True)
     token_file: str = setting(
-        "", "File holding the bearer token agents must send; empty: no token required."
+        "",
+        "File holding the bearer token agents must send; empty: no token required.",
+        path=True,
     )
     batch_records: int = setting(
         5000,

@@ -33,11 +33,17 @@ class KubeConfig:
         "account), kubeconfig (the file below), url (url, token_file, ca_file below), or auto: "
         "in-cluster inside a pod, else the kubeconfig file.",
     )
-    kubeconfig: str = setting("", "Kubeconfig file; empty means $KUBECONFIG, else ~/.kube/config.")
+    kubeconfig: str = setting(
+        "", "Kubeconfig file; empty means $KUBECONFIG, else ~/.kube/config.", path=True
+    )
     context: str = setting("", "Kubeconfig context; empty uses its current context.")
     url: str = setting("", "API server URL (source url), e.g. https://10.0.0.1:6443.")
-    token_file: str = setting("", "Bearer token file (source url); re-read when it changes.")
-    ca_file: str = setting("", "CA bundle of the API server (source url); empty: system CAs.")
+    token_file: str = setting(
+        "", "Bearer token file (source url); re-read when it changes.", path=True
+    )
+    ca_file: str = setting(
+        "", "CA bundle of the API server (source url); empty: system CAs.", path=True
+    )
     insecure_skip_tls_verify: bool = setting(
         False, "Accept any API server certificate (source url); avoid."
     )

@@ -16,6 +16,7 @@ class HostConfig:
         "/",
         "Where the host's filesystem is seen (sysfs, /dev, /proc): / on the host, /host in "
         "the DaemonSet, which mounts the host's root there.",
+        path=True,
     )
     tool_prefix: tuple[str, ...] = setting(
         (),
@@ -44,10 +45,12 @@ class KubeletConfig:
     token_file: str = setting(
         "/var/run/secrets/kubernetes.io/serviceaccount/token",
         "Bearer token file; re-read whenever it changes (projected tokens rotate).",
+        path=True,
     )
     ca_file: str = setting(
         "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
         "CA bundle that signed the kubelet's serving certificate; empty uses the system CAs.",
+        path=True,
     )
     insecure_skip_tls_verify: bool = setting(
         False, "Accept any kubelet certificate (self-signed serving certificates); avoid."
@@ -115,6 +118,7 @@ class ContainersConfig:
         "/run/containerd/containerd.sock",
         "containerd's gRPC socket (mount the host's /run/containerd into the agent); empty "
         "turns container tracking off.",
+        path=True,
     )
     namespace: str = setting("k8s.io", "containerd namespace of Kubernetes' containers.")
     reconcile_interval_seconds: float = setting(
@@ -133,10 +137,12 @@ class ContainersConfig:
         "/var/lib/kubelet/pod-resources/kubelet.sock",
         "The kubelet's pod-resources socket: which devices each container was allocated "
         "(overrides privileged containers' full device lists); empty turns it off.",
+        path=True,
     )
     docker_address: str = setting(
         "",
         "Docker Engine socket (e.g. /var/run/docker.sock) followed as a second source; empty: off.",
+        path=True,
     )
     all_containers: bool = setting(
         False, "Report every container, not only those given a GPU or RDMA device."
@@ -153,9 +159,13 @@ class EventsConfig:
         "the node (/v1/pods still answers).",
     )
     tls: bool = setting(False, "Connect with TLS.")
-    ca_file: str = setting("", "CA bundle for the server's certificate; empty: system CAs.")
+    ca_file: str = setting(
+        "", "CA bundle for the server's certificate; empty: system CAs.", path=True
+    )
     token_file: str = setting(
-        "", "File holding the bearer token sent to the server; re-read on every connection."
+        "",
+        "File holding the bearer token sent to the server; re-read on every connection.",
+        path=True,
     )
     buffer_records: int = setting(
         100_000,
@@ -168,4 +178,5 @@ class EventsConfig:
         "",
         "Directory (a hostPath) where unacknowledged events survive an agent restart; empty: "
         "memory only.",
+        path=True,
     )

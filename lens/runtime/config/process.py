@@ -80,6 +80,7 @@ class ServiceConfig:
         "",
         "Directory for embedded data such as the SQLite database. Empty means /var/lib/lens "
         "for root, else $XDG_DATA_HOME/lens or ~/.local/share/lens.",
+        path=True,
     )
     stop_timeout_seconds: float = setting(
         10.0,

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import os
+import pwd
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
-from lens.runtime import config, errors, settings
+from lens.runtime import config, dburl, errors, settings
 from lens.runtime.config import loading
 from lens.runtime.settings import Secret
 
@@ -267,3 +271,177 @@ def test_a_binary_password_file_is_a_config_error(tmp_path: Path) -> None:
     }
     with pytest.raises(errors.ConfigError, match="not UTF-8 text"):
         config.load(environ=env)
+
+
+NO_USER = "~nosuchuser-lens"
+
+
+@pytest.mark.parametrize("key", settings.leaf_keys(config.Config, paths_only=True))
+def test_a_path_of_a_user_that_does_not_exist_is_a_config_error(tmp_path: Path, key: str) -> None:
+    # Path.expanduser raised RuntimeError (a traceback) for service.data_dir and kube.kubeconfig,
+    # and other paths kept the ~ (issue 16, #11).
+    section, name = key.split(".")
+    path = _write(tmp_path, f"{section}:\n  {name}: {NO_USER}/x\n")
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(path, environ=ENV)
+    assert (caught.value.source, caught.value.key) == (path, key)
+    assert caught.value.expected == (
+        f"a path whose ~ can be expanded (there is no user 'nosuchuser-lens': '{NO_USER}/x')"
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "key"),
+    [
+        ("LENS_SERVICE__DATA_DIR", NO_USER, "service.data_dir"),
+        ("LENS_DATABASE__URL", f"sqlite:///{NO_USER}/lens.db", "database.url"),
+        ("KUBECONFIG", f"{NO_USER}/config", "kube.kubeconfig"),
+    ],
+)
+def test_an_environment_path_of_no_user_names_its_variable(
+    variable: str, value: str, key: str
+) -> None:
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(environ={**ENV, variable: value})
+    assert (caught.value.source, caught.value.key) == (f"environment variable {variable}", key)
+
+
+def test_a_leading_tilde_is_the_home_of_the_environment_or_of_the_user() -> None:
+    me = pwd.getpwuid(os.getuid())
+    env = {
+        **ENV,
+        "LENS_SERVICE__DATA_DIR": "~/data",
+        "LENS_KUBE__TOKEN_FILE": f"~{me.pw_name}/token",
+        "LENS_JOBS__TLS_CERT_FILE": "~",
+        "LENS_HOST__ROOT": "/host/~",
+    }
+    cfg = config.load(environ=env)
+    assert cfg.service.data_dir == "/home/tester/data"
+    assert cfg.database.url == "sqlite:////home/tester/data/lens.db"
+    assert cfg.kube.token_file == str(Path(me.pw_dir) / "token")
+    assert cfg.jobs.tls_cert_file == "/home/tester"
+    assert cfg.host.root == "/host/~"
+    listed = config.load(environ={**ENV, "LENS_DATABASE__URL": "sqlite:///~/a.db"})
+    assert listed.database.url == "sqlite:////home/tester/a.db"
+
+
+def _uid_without_an_account() -> int:
+    uid = 2**31 - 2
+    while True:
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid
+        uid -= 1
+
+
+def test_without_a_home_only_the_default_data_dir_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A user with neither HOME nor an account (a container's random uid) got a traceback.
+    monkeypatch.setattr(loading.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(loading.os, "getuid", _uid_without_an_account)
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(environ={})
+    assert caught.value.key == "service.data_dir"
+    with pytest.raises(errors.ConfigError, match="HOME is not set"):
+        config.load(environ={"LENS_KUBE__CA_FILE": "~/ca.crt"})
+    cfg = config.load(environ={"LENS_SERVICE__DATA_DIR": "/d"})
+    assert cfg.kube.kubeconfig == "~/.kube/config"
+
+
+def test_a_data_dir_with_percent_signs_stays_that_directory() -> None:
+    # A data dir holding "%00" became a NUL in the SQLite path once the URL was parsed.
+    cfg = config.load(environ={"LENS_SERVICE__DATA_DIR": "/d/a%00b?c#d"})
+    assert dburl.parse_database_url(cfg.database.url).database == "/d/a%00b?c#d/lens.db"
+
+
+def test_a_password_file_holding_a_nul_is_a_config_error(tmp_path: Path) -> None:
+    secret = tmp_path / "pw"
+    secret.write_bytes(b"hunter\x002\n")
+    env = {
+        **ENV,
+        "LENS_DATABASE__URL": "postgresql://lens@db/lens",
+        "LENS_DATABASE__PASSWORD_FILE": str(secret),
+    }
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(environ=env)
+    assert caught.value.key == "database.password_file"
+    assert "hunter" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("server:\n  port: " + "9" * 4000 + "\n", "server.port"),
+        ("server:\n  read_timeout_seconds: " + "9" * 400 + "\n", "server.read_timeout_seconds"),
+        ('server:\n  host: "0.0.0.0\\0"\n', "server.host"),
+        ('"ser\\nver": {}\n', "'ser\\nver'"),
+    ],
+)
+def test_values_that_raised_elsewhere_are_one_config_error(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    with pytest.raises(errors.ConfigError) as caught:
+        config.load(_write(tmp_path, text), environ=ENV)
+    assert caught.value.key == key
+    assert "\n" not in str(caught.value)
+
+
+# --- property-based: any input is a Config or one ConfigError (issue 16) -----------------------
+
+_KEYS = settings.leaf_keys(config.Config)
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(), st.binary(max_size=8)
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+# What an environment variable can hold on Linux: any bytes but NUL, decoded as Python does.
+_ENV_TEXT = st.text() | st.binary().map(os.fsdecode)
+_ENV_TEXT = _ENV_TEXT.filter(lambda text: "\x00" not in text)
+
+
+def _assert_loads_or_one_error(path: str | None, environ: dict[str, str]) -> None:
+    try:
+        cfg = config.load(path, environ=environ)
+    except errors.ConfigError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(cfg, config.Config)
+        yaml.safe_dump(settings.to_plain(cfg))  # `lens config check` can print it
+
+
+@given(st.binary())
+def test_any_file_is_a_config_or_one_config_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "lens.yaml"
+    path.write_bytes(content)
+    _assert_loads_or_one_error(str(path), ENV)
+
+
+@given(st.text())
+def test_any_yaml_text_is_a_config_or_one_config_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "lens.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    _assert_loads_or_one_error(str(path), ENV)
+
+
+@given(st.dictionaries(st.sampled_from(_KEYS), _VALUES))
+def test_any_value_of_a_known_key_is_a_config_or_one_config_error(
+    tmp_path: Path, chosen: dict[str, object]
+) -> None:
+    data: dict[str, dict[str, object]] = {}
+    for key, value in chosen.items():
+        section, name = key.split(".")
+        data.setdefault(section, {})[name] = value
+    path = tmp_path / "lens.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    _assert_loads_or_one_error(str(path), ENV)
+
+
+@given(st.dictionaries(st.sampled_from(_KEYS), _ENV_TEXT))
+def test_any_environment_override_is_a_config_or_one_config_error(
+    chosen: dict[str, str],
+) -> None:
+    overrides = {f"LENS_{key.upper().replace('.', '__')}": text for key, text in chosen.items()}
+    _assert_loads_or_one_error(None, {**ENV, **overrides})
