@@ -301,6 +301,7 @@ def _batches(draw: st.DrawFn, started_record: Callable[[int, str], pb.Record]) -
 
 
 @EVERY_ENGINE
+@pytest.mark.hypothesis  # runs @given inside: scripts/fuzz selects it by this mark
 def test_any_batches_are_acknowledged_through_their_last_sequence_or_refused(
     start_jobs: Callable[..., object], started_record: Callable[[int, str], pb.Record]
 ) -> None:
@@ -344,6 +345,7 @@ _SEED = pb.EventBatch(node="n1", boot_id="n1-seed")
 
 
 @EVERY_ENGINE
+@pytest.mark.hypothesis  # runs @given inside: scripts/fuzz selects it by this mark
 def test_any_message_is_acknowledged_or_invalid_argument_and_loses_nothing(
     start_jobs: Callable[..., object], started_record: Callable[[int, str], pb.Record]
 ) -> None:
