@@ -248,11 +248,16 @@ def host(mi300x: HostTree) -> HostFiles:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked slow_timeout, and property-based tests, get 60 s instead of the default 5 s
     (scripts/fuzz turns the timeout off for its long runs)."""
+    fuzzing = os.environ.get("LENS_HYPOTHESIS_PROFILE") == "fuzz"
     for item in items:
+        if item.get_closest_marker("timeout"):
+            continue
         # Hypothesis marks its tests after this hook, so its own flag on the function tells.
         is_property = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
-        slow = item.get_closest_marker("slow_timeout") or is_property
-        if slow and not item.get_closest_marker("timeout"):
+        is_property = is_property or item.get_closest_marker("hypothesis") is not None
+        if is_property and fuzzing:
+            item.add_marker(pytest.mark.timeout(0))  # a marker would outrank --timeout 0
+        elif is_property or item.get_closest_marker("slow_timeout"):
             item.add_marker(pytest.mark.timeout(60))
 
 

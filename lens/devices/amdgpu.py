@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import re
 from collections.abc import Callable
 from typing import ClassVar
@@ -54,18 +55,24 @@ def parse_ras_count(text: str | None) -> tuple[int, int] | None:
     return None if ue is None or ce is None else (ue, ce)
 
 
+def _finite(number: str) -> float | None:
+    """The float a run of digits spells; None past the largest float (it would be infinity)."""
+    value = float(number)
+    return value if math.isfinite(value) else None
+
+
 def parse_link_speed(text: str | None) -> float | None:
     """`32.0 GT/s PCIe` (or `8 GT/s`) -> 32.0."""
-    match = re.match(r"\s*(\d+(?:\.\d+)?)\s*GT/s", text or "")
-    return float(match.group(1)) if match else None
+    match = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s", text or "")
+    return _finite(match.group(1)) if match else None
 
 
 def parse_dpm_current(text: str | None) -> float | None:
     """The level marked `*` in a pp_dpm_* file (`1: 1500Mhz *`), in MHz."""
     for line in (text or "").splitlines():
-        match = re.match(r"^\s*\S+:\s*(\d+)\s*Mhz\s*\*", line, re.IGNORECASE)
+        match = re.match(r"^\s*\S+:\s*([0-9]+)\s*Mhz\s*\*", line, re.IGNORECASE)
         if match:
-            return float(match.group(1))
+            return _finite(match.group(1))
     return None
 
 

@@ -10,13 +10,16 @@ statics.py runs the tools and calls these; the functions only parse.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
+from lens.devices import tooljson
 from lens.devices.gpu import GpuStatic
 from lens.runtime import errors
 
 NA = "N/A"
+# Size units amd-smi prints (MB today), upper-cased; amd-smi's "KB" and "MB" are binary ones.
+_BYTES_PER = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+_BYTES_PER.update(KIB=1024, MIB=1024**2, GIB=1024**3)
 
 
 def _document(text: str, tool: str) -> Any:
@@ -24,50 +27,35 @@ def _document(text: str, tool: str) -> Any:
     starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
     if not starts:
         raise errors.SourceError(f"{tool} printed no JSON")
-    try:
-        return json.loads(text[min(starts) :])
-    except json.JSONDecodeError as exc:
-        raise errors.SourceError(
-            f"{tool} printed malformed JSON: {exc.msg} at character {exc.pos}"
-        ) from exc
+    return tooljson.document(text[min(starts) :], tool)
 
 
 def _value(item: Any) -> Any:
     """A leaf: {"value": v, "unit": u} -> v; "N/A" -> None; anything else as is."""
     if isinstance(item, dict) and "value" in item:
         item = item["value"]
-    if item == NA or item == "":
+    if isinstance(item, str) and item.strip() in (NA, ""):
         return None
     return item
 
 
 def _text(item: Any) -> str | None:
-    value = _value(item)
-    return None if value is None else str(value)
+    return tooljson.text(_value(item))
 
 
 def _integer(item: Any) -> int | None:
-    value = _value(item)
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value).split()[0], 0) if value is not None else None
-    except ValueError:
-        return None
+    """A count or id (NUMA node, OAM id, size): never negative."""
+    return tooljson.integer(_value(item), lowest=0)
 
 
 def _section(entry: dict[str, Any], name: str) -> dict[str, Any]:
-    section = entry.get(name)
-    return section if isinstance(section, dict) else {}
+    return tooljson.mapping(entry.get(name))
 
 
 def _gpu_entries(document: Any) -> list[dict[str, Any]]:
     if isinstance(document, dict) and "error" in document and "gpu_data" not in document:
-        raise errors.SourceError(
-            f"amd-smi reported: {document['error']} (code {document.get('code')})"
-        )
+        error, code = _text(document["error"]), _text(document.get("code"))
+        raise errors.SourceError(f"amd-smi reported: {error} (code {code})")
     entries = document.get("gpu_data", []) if isinstance(document, dict) else document
     if not isinstance(entries, list):
         raise errors.SourceError("amd-smi JSON holds no list of GPUs")
@@ -75,12 +63,15 @@ def _gpu_entries(document: Any) -> list[dict[str, Any]]:
 
 
 def _vram_bytes(vram: dict[str, Any]) -> int | None:
+    """The VRAM size in bytes: MB unless the size says its unit; unknown for a unit that is
+    no size unit (a list, "GT/s") or a size that is no count."""
     size = vram.get("size")
-    megabytes = _integer(size)
-    if megabytes is None:
-        return None
+    count = _integer(size)
     unit = size.get("unit", "MB") if isinstance(size, dict) else "MB"
-    return megabytes * {"MB": 1024**2, "GB": 1024**3, "B": 1}.get(unit, 1024**2)
+    per = _BYTES_PER.get(unit.upper()) if isinstance(unit, str) else None
+    if count is None or per is None:
+        return None
+    return tooljson.integer(count * per)
 
 
 def parse_amd_smi_static(text: str) -> dict[str, GpuStatic]:

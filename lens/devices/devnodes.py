@@ -20,7 +20,7 @@ from lens.devices.ib import RdmaSnapshot
 from lens.devices.sysfs import HostFiles
 
 NVIDIA_MAJOR = 195  # /dev/nvidiaN is 195:N (kernel devices.txt)
-_DEV = re.compile(r"^\s*(\d+):(\d+)\s*$")
+_DEV = re.compile(r"^\s*([0-9]{1,10}):([0-9]{1,10})\s*$")  # 12- and 20-bit numbers
 _NVIDIA_CARD = re.compile(r"^nvidia(\d+)$")
 
 DeviceNumber = tuple[int, int]

@@ -60,7 +60,11 @@ def parse_kfd_properties(text: str | None) -> tuple[int, str] | None:
     minor = parse_int(properties.get("drm_render_minor"))
     location = parse_int(properties.get("location_id"))
     domain = parse_int(properties.get("domain", "0"))
-    if not minor or location is None or domain is None or not properties.get("vendor_id"):
+    if minor is None or location is None or domain is None or not properties.get("vendor_id"):
+        return None
+    # A render minor is positive; the PCI location is 16 bits, the domain 32: anything else
+    # is no GPU's address.
+    if minor <= 0 or not 0 <= location <= 0xFFFF or not 0 <= domain <= 0xFFFFFFFF:
         return None
     return minor, location_to_bdf(domain, location)
 

@@ -15,12 +15,15 @@ import re
 import struct
 from collections.abc import Mapping, Sequence
 
+from lens.runtime import errors
+
 CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q"}
 ENERGY_JOULES_PER_UNIT = 2.0**-16  # 15.259 µJ
 
 
-class GpuMetricsError(ValueError):
-    """The blob is not a gpu_metrics table this decoder knows."""
+class GpuMetricsError(errors.SourceError, ValueError):
+    """The blob is not a gpu_metrics table this decoder knows (a SourceError, as every bad
+    input of a device parser; still a ValueError for callers that caught that)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import re
 from collections.abc import Callable
 from typing import ClassVar
@@ -37,9 +38,25 @@ def parse_enum(text: str | None) -> str | None:
 
 
 def parse_rate(text: str | None) -> float | None:
-    """`400 Gb/sec (4X NDR)` or `2.5 Gb/sec (1X SDR)` -> bytes per second."""
-    match = re.match(r"\s*(\d+(?:\.\d+)?)\s*Gb/sec", text or "")
-    return float(match.group(1)) * 1e9 / 8 if match else None
+    """`400 Gb/sec (4X NDR)` or `2.5 Gb/sec (1X SDR)` -> bytes per second; None when the
+    number is none or too large to be a rate (a float overflows to infinity)."""
+    match = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec", text or "")
+    rate = float(match.group(1)) * 1e9 / 8 if match else None
+    return rate if rate is not None and math.isfinite(rate) else None
+
+
+def parse_port(name: str) -> int | None:
+    """A port directory's number ("1"); None for any other entry."""
+    if not name.isascii() or not name.isdigit() or len(name) > 10:
+        return None
+    return int(name)
+
+
+def is_counter_name(name: str) -> bool:
+    """Whether `name` is spelled as the kernel names counters (`rx_write_requests`,
+    `VL15_dropped`): any other becomes a metric name or help text only garbled, or two
+    counters one (`a-b` and `a_b` are both `rdma_stat_a_b`)."""
+    return 0 < len(name) <= 128 and name.isascii() and name.replace("_", "a").isalnum()
 
 
 Fallback = Callable[[], RdmaSnapshot]
@@ -103,9 +120,9 @@ class RdmaCollector:
             static = self._static[name] = self._identify(index, name, guid)
             self._listings.clear()
         ports = tuple(
-            self._port(name, int(port), static.netdevs, problems)
-            for port in self._list(f"{base}/ports")
-            if port.isdigit()
+            self._port(name, port, static.netdevs, problems)
+            for entry in self._list(f"{base}/ports")
+            if (port := parse_port(entry)) is not None
         )
         return dataclasses.replace(static, uverbs=uverbs, ports=ports)
 
@@ -170,7 +187,7 @@ class RdmaCollector:
     def _counters(self, directory: str, problems: list[str]) -> dict[str, int]:
         values = {}
         for name in self._list(directory):
-            if name in _NOT_COUNTERS:
+            if name in _NOT_COUNTERS or not is_counter_name(name):
                 continue
             try:
                 text = self._host.read_text(f"{directory}/{name}")

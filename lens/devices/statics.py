@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from lens.devices import amdgpu, amdsmi
 from lens.devices.gpu import GpuStatic
 from lens.devices.sysfs import HostFiles, parse_int
-from lens.devices.tools import ToolRunner
+from lens.devices.tools import Runner
 from lens.runtime import errors
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class StaticFactsSource:
     def __init__(
         self,
         host: HostFiles,
-        runner: ToolRunner,
+        runner: Runner,
         *,
         amd_smi: str,
         rocm_smi: str,

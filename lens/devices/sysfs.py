@@ -166,14 +166,20 @@ class HostFiles:
         return os.path.exists(self._full(host_path))
 
 
+LOWEST = -(2**63)  # the kernel prints s64 ...
+HIGHEST = 2**64 - 1  # ... and u64 attributes, nothing wider
+
+
 def parse_int(text: str | None) -> int | None:
-    """An integer attribute ("42", "0x1002"), None when absent or not a number."""
-    if text is None or not text:
+    """An integer attribute ("42", "0x1002"), None when absent, not a number or wider than
+    64 bits (such a value is garbage, and would not even convert to a float)."""
+    if text is None or not text or len(text) > 80:
         return None
     try:
-        return int(text, 0)
+        value = int(text, 0)
     except ValueError:
         return None
+    return value if LOWEST <= value <= HIGHEST else None
 
 
 def parse_key_values(text: str | None, separator: str = "=") -> dict[str, str]:

@@ -12,10 +12,17 @@ import dataclasses
 import os
 import subprocess
 from collections.abc import Sequence
+from typing import Protocol
 
 from lens.runtime import errors
 
 SEARCH_DIRS = ("opt/rocm/bin", "usr/local/bin", "usr/bin", "usr/sbin", "bin", "sbin")
+
+
+class Runner(Protocol):
+    """What runs a tool for statics.py and rdmatool.py: a ToolRunner, or a stand-in in tests."""
+
+    def run(self, command: Sequence[str]) -> str: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,12 +42,15 @@ class ToolRunner:
         return tool
 
     def run(self, command: Sequence[str]) -> str:
-        """The tool's stdout; SourceError when it is missing, hangs, fails or says nothing."""
+        """The tool's stdout; SourceError when it is missing, hangs, fails or says nothing.
+
+        Output is decoded as UTF-8 whatever the locale, a byte that is none replaced by U+FFFD:
+        one stray byte in a product name must not cost the whole output."""
         tool = command[0]
         argv = [*self.prefix, self.locate(tool), *command[1:]]
         try:
             result = subprocess.run(
-                argv, capture_output=True, text=True, timeout=self.timeout_seconds, check=False
+                argv, capture_output=True, timeout=self.timeout_seconds, check=False
             )
         except FileNotFoundError as exc:
             raise errors.NoDataError(f"{tool} is not installed") from exc
@@ -50,9 +60,11 @@ class ToolRunner:
             ) from exc
         except OSError as exc:
             raise errors.SourceError(f"{tool} could not run: {exc.strerror}") from exc
+        stdout = result.stdout.decode("utf-8", "replace")
         if result.returncode != 0:
-            reason = (result.stderr.strip() or result.stdout.strip() or "no output").splitlines()
+            stderr = result.stderr.decode("utf-8", "replace")
+            reason = (stderr.strip() or stdout.strip() or "no output").splitlines()
             raise errors.SourceError(f"{tool} exited {result.returncode}: {reason[-1][:200]}")
-        if not result.stdout.strip():
+        if not stdout.strip():
             raise errors.SourceError(f"{tool} printed nothing")
-        return result.stdout
+        return stdout

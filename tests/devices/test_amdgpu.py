@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import pytest
+import math
 
-from lens.devices import amdgpu
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lens.devices import amdgpu, gpumetrics
 from lens.devices.amdgpu import (
     AmdGpuCollector,
     parse_dpm_current,
     parse_link_speed,
     parse_ras_count,
 )
-from lens.devices.gpu import GpuStatic
+from lens.devices.gpu import COMPAT_FAMILIES, FAMILIES, GpuStatic
 from lens.devices.sysfs import HostFiles
 from lens.runtime import errors
 from lens.runtime.clock import FakeClock
+from lens.runtime.textformat import TextRenderer
 from lens.sim.hosts.tree import HostTree
 
 
@@ -146,3 +151,66 @@ def test_a_link_speed_that_is_no_number_is_unknown(text: str | None) -> None:
     # Issue 16, point 10: "1.2.3 GT/s" raised ValueError and took the collector down.
     assert amdgpu.parse_link_speed(text) is None
     assert amdgpu.parse_link_speed("16.0 GT/s PCIe") == 16.0
+
+
+# --- issue 16, point 10: one odd sysfs value never takes the collector down ----------------------
+
+
+def test_numbers_too_large_for_a_float_are_unknown() -> None:
+    # float("9" * 400) is infinity: a link speed or clock level of infinity is no reading.
+    assert parse_link_speed("9" * 400 + " GT/s") is None
+    assert parse_dpm_current("1: " + "9" * 400 + "Mhz *") is None
+    assert parse_ras_count(f"ue: {2**64}\nce: 1") is None
+
+
+def test_a_value_wider_than_64_bits_is_a_problem_not_a_crash(mi300x: HostTree) -> None:
+    # 400 digits in mem_info_vram_total raised OverflowError (int / float) out of collect().
+    device = f"sys/devices/pci0000:00/{mi300x.node.gpus[4].bdf}"
+    mi300x.corrupt(f"{device}/mem_info_vram_total", "9" * 400 + "\n")
+    collection = AmdGpuCollector(HostFiles(mi300x.root)).collect()
+    assert collection.gpus[4].memory_total_bytes is None
+    assert collection.gpus[4].memory_used_bytes is not None, "the rest of the GPU is read"
+    assert any("mem_info_vram_total: not a number" in p for p in collection.problems)
+
+
+# --- property: any content of any attribute is a reading or a problem, and renders ---------------
+
+_ATTRIBUTES = (
+    "gpu_busy_percent",
+    "mem_busy_percent",
+    "mem_info_vram_total",
+    "mem_info_vram_used",
+    "current_link_speed",
+    "current_link_width",
+    "pcie_replay_count",
+    "gpu_metrics",
+    "ras/umc_err_count",
+    "hwmon/hwmon2/power1_input",
+    "hwmon/hwmon2/power1_cap",
+    "hwmon/hwmon2/temp2_input",
+    "hwmon/hwmon2/freq1_input",
+)
+_CONTENTS = st.one_of(
+    st.binary(max_size=64),
+    st.text(max_size=40).map(str.encode),
+    st.sampled_from([b"9" * 400, b"-1", b"0x" + b"f" * 17, b"ue: 1\nce: " + b"9" * 30, b"nan"]),
+    st.binary(min_size=4, max_size=64).map(
+        lambda tail: gpumetrics.encode((1, 8), {})[: -len(tail)] + tail
+    ),
+)
+
+
+@given(attribute=st.sampled_from(_ATTRIBUTES), content=_CONTENTS)
+def test_any_attribute_content_is_a_reading_or_a_problem(
+    mi300x: HostTree, attribute: str, content: bytes
+) -> None:
+    device = f"sys/devices/pci0000:00/{mi300x.node.gpus[0].bdf}"
+    mi300x.corrupt(f"{device}/{attribute}", content)
+    collection = AmdGpuCollector(HostFiles(mi300x.root)).collect()
+    assert len(collection.gpus) == 8
+    text = TextRenderer().render_groups(
+        [(FAMILIES, collection.gpus), (COMPAT_FAMILIES, collection.gpus)], opt_in=frozenset()
+    )
+    text.encode()
+    for reading in (collection.gpus[0].power_watts, collection.gpus[0].pcie_link_speed_gts):
+        assert reading is None or math.isfinite(reading)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from lens.devices import devnodes
 from lens.devices.amdgpu import AmdGpuCollector
 from lens.devices.dri import DriCollector
@@ -26,3 +29,20 @@ def test_every_gpu_node_and_uverbs_of_a_simulated_node_has_its_number(host: Host
     nic = table[(231, 192)]
     assert (nic.type, nic.number) == ("ib", 0) and nic.uuid
     assert len([d for d in table.values() if d.type == "ib"]) == 8
+
+
+def test_a_device_number_of_too_many_digits_is_none() -> None:
+    # int() of more than 4300 digits raised ValueError out of container attribution.
+    assert devnodes.parse_dev("9" * 5000 + ":1\n") is None
+    assert devnodes.parse_dev("²:1") is None and devnodes.parse_dev("4095:1048575") == (
+        4095,
+        2**20 - 1,
+    )
+
+
+@given(
+    st.one_of(st.text(), st.tuples(st.integers(), st.integers()).map(lambda t: f"{t[0]}:{t[1]}"))
+)
+def test_any_dev_file_is_a_device_number_or_none(text: str) -> None:
+    number = devnodes.parse_dev(text)
+    assert number is None or all(0 <= part < 10**10 for part in number)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lens.devices import dri
 from lens.devices.dri import DriCollector
@@ -79,3 +82,34 @@ def test_any_pci_domain_and_absolute_links(tmp_path: Path) -> None:
 def test_no_dri_nodes_is_no_data(tmp_path: Path) -> None:
     with pytest.raises(errors.NoDataError, match="no DRM nodes"):
         DriCollector(HostFiles(tmp_path)).collect()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vendor_id 4098\nlocation_id -5\ndomain 0\ndrm_render_minor 128\n",
+        "vendor_id 4098\nlocation_id 3072\ndomain -1\ndrm_render_minor 128\n",
+        "vendor_id 4098\nlocation_id 65536\ndomain 0\ndrm_render_minor 128\n",
+        "vendor_id 4098\nlocation_id 3072\ndomain 0\ndrm_render_minor -128\n",
+    ],
+)
+def test_kfd_properties_out_of_range_name_no_gpu(text: str) -> None:
+    # A negative location made an address like "-001:-1:1f.3", joined to no GPU.
+    assert dri.parse_kfd_properties(text) is None
+
+
+_KFD_VALUES = st.one_of(st.integers().map(str), st.text(max_size=12), st.just("0x" + "f" * 20))
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["vendor_id", "location_id", "domain", "drm_render_minor", "x"]),
+        _KFD_VALUES,
+    )
+)
+def test_any_kfd_properties_are_a_gpu_address_or_none(properties: dict[str, str]) -> None:
+    text = "\n".join(f"{key} {value}" for key, value in properties.items())
+    parsed = dri.parse_kfd_properties(text)
+    if parsed is not None:
+        minor, bdf = parsed
+        assert minor > 0 and re.fullmatch(r"[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", bdf)

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import math
 import struct
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lens.devices import gpumetrics
 from lens.devices.metricstable import GpuMetricsError, parse_gpu_metrics
+from lens.runtime import errors
 
 
 def test_a_v1_3_table_in_si_units() -> None:
@@ -109,3 +113,38 @@ def test_the_v1_9_attribute_table() -> None:
 def test_bad_tables_are_refused_with_a_reason(blob: bytes, problem: str) -> None:
     with pytest.raises(GpuMetricsError, match=problem):
         parse_gpu_metrics(blob)
+
+
+def test_a_table_no_decoder_knows_is_a_lens_error() -> None:
+    # A device parser's bad input is a SourceError like any other (GpuMetricsError was a bare
+    # ValueError, outside the Lens error tree).
+    with pytest.raises(errors.SourceError, match="too short"):
+        parse_gpu_metrics(b"\x01")
+
+
+_LAYOUTS = [(revision, layout) for revision, ls in gpumetrics.LAYOUTS.items() for layout in ls]
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> bytes:
+    """A table with a real header (revision and size, or v1.9's) and anything after it."""
+    if draw(st.booleans()):
+        (major, minor), layout = draw(st.sampled_from(_LAYOUTS))
+        header = struct.pack("<HBB", layout.size, major, minor)
+        body = draw(st.binary(max_size=layout.size + 8))
+        if draw(st.booleans()):  # mostly a whole table, so the fields are really decoded
+            body = (body + bytes(layout.size))[: layout.size - 4]
+        return header + body
+    count = draw(st.integers(-(2**31), 2**31 - 1))
+    return struct.pack("<HBBi", 0, 1, 9, count) + draw(st.binary(max_size=200))
+
+
+@given(st.one_of(st.binary(max_size=64), tables()))
+def test_any_bytes_are_a_table_or_a_gpu_metrics_error(blob: bytes) -> None:
+    try:
+        metrics = parse_gpu_metrics(blob)
+    except GpuMetricsError:
+        return
+    for value in (metrics.socket_power_w, metrics.energy_j, metrics.pcie_speed_gts):
+        assert value is None or math.isfinite(value)
+    assert all(math.isfinite(busy) for busy in metrics.partition_busy_percent)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from lens.devices import rdmatool
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lens.devices import ib, rdmatool
+from lens.devices.ib import RdmaSnapshot
 from lens.devices.rdmatool import RdmaToolReader
 from lens.devices.tools import ToolRunner
 from lens.runtime import errors
+from lens.runtime.textformat import TextRenderer
 from lens.sim.hosts.tree import HostTree
 
 DEV_JSON = (
@@ -141,3 +147,142 @@ def test_link_lines_cut_short_or_odd_ports_keep_the_rest() -> None:
     ]
     odd = '[{"ifname": "mlx5_0", "port": "x"}, {"ifname": "mlx5_1", "port": [2]}]'
     assert [(p.device, p.port) for p in rdmatool.parse_link(odd)] == [("mlx5_0", 1), ("mlx5_1", 1)]
+
+
+# --- issue 16, point 10: JSON numbers like 1e999 and wrong types in `rdma -j` --------------------
+
+
+def test_dev_json_with_odd_numbers_and_types_keeps_the_devices() -> None:
+    # An ifindex of 1e999 raised OverflowError, "x" a ValueError: the collector went down.
+    text = (
+        '[{"ifindex": 1e999, "ifname": "mlx5_0", "node_type": ["ca"], "fw": 28.39},'
+        '{"ifindex": "x", "ifname": "mlx5_1", "node_guid": {"a": 1}},'
+        '{"ifindex": 2, "ifname": ["mlx5_2"]},'
+        '{"ifindex": -1, "ifname": "mlx5_3", "sys_image_guid": "\\ud800"}]'
+    )
+    devices = rdmatool.parse_dev(text)
+    assert [(d.name, d.index) for d in devices] == [("mlx5_0", 0), ("mlx5_1", 1), ("mlx5_3", 3)]
+    assert devices[0].node_type is None and devices[0].fw_version == "28.39"
+    assert devices[1].node_guid is None and devices[2].sys_image_guid == "?"
+
+
+def test_statistic_json_keeps_only_64_bit_counters() -> None:
+    # A port of 1e999 raised OverflowError; a counter of 1e999 or true was kept as a number.
+    text = (
+        '[{"ifname": "mlx5_0", "port": 1e999, "good": 7, "huge": 1e999, "float": 1.5, '
+        '"flag": true, "negative": -1, "wide": 18446744073709551616, "text": "5"},'
+        '{"ifname": "mlx5_1", "port": "x", "max": 18446744073709551615}]'
+    )
+    assert rdmatool.parse_statistic(text) == {
+        ("mlx5_0", 1): {"good": 7},
+        ("mlx5_1", 1): {"max": 2**64 - 1},
+    }
+
+
+def test_counter_names_are_spelled_as_the_kernel_spells_them() -> None:
+    # A name with a newline broke the `# HELP rdma_stat_...` line, so the whole scrape; "a-b"
+    # and "a_b" both became rdma_stat_a_b, twice the same series.
+    text = '[{"ifname": "mlx5_0", "a\\nb": 1, "a-b": 2, "a_b": 3, "": 4, "VL15_dropped": 5}]'
+    assert rdmatool.parse_statistic(text) == {("mlx5_0", 1): {"a_b": 3, "VL15_dropped": 5}}
+    assert rdmatool.parse_statistic("link mlx5_0/1 a-b 1 ok 2") == {("mlx5_0", 1): {"ok": 2}}
+
+
+def test_link_json_fields_of_the_wrong_type_are_unknown() -> None:
+    text = '[{"ifname": "mlx5_0", "port": 1, "state": ["ACTIVE"], "physical_state": {}}]'
+    (port,) = rdmatool.parse_link(text)
+    assert (port.device, port.port, port.state, port.physical_state) == ("mlx5_0", 1, None, None)
+
+
+def test_text_numbers_that_are_digits_to_python_only_are_skipped() -> None:
+    # "²".isdigit() is True but int("²") raises: that took the collector down.
+    assert rdmatool.parse_dev("²: mlx5_0: node_type ca\n1: mlx5_1: node_type ca\n")[0].index == 1
+    assert rdmatool.parse_link("link mlx5_0/² state ACTIVE\n")[0].port == 1
+    text = "link mlx5_0/²\n    rx ²\n    tx " + "9" * 30 + "\n    ok 5\n"
+    assert rdmatool.parse_statistic(text) == {("mlx5_0", 1): {"ok": 5}}
+
+
+def test_json_nested_too_deeply_is_a_source_error() -> None:
+    # It raised RecursionError.
+    with pytest.raises(errors.SourceError, match="rdma link printed JSON nested too deeply"):
+        rdmatool.parse_link("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.slow_timeout
+def test_the_reader_over_a_tool_printing_odd_json(mi300x: HostTree) -> None:
+    # The same answer to dev, link and statistic: each reads what it knows from it.
+    mi300x.tool_prints(
+        "rdma",
+        '[{"ifindex": 1e999, "ifname": "mlx5_0", "port": 1e999, "state": ["ACTIVE"], '
+        '"node_type": "rnic", "out_of_buffer": 3, "rx_write_requests": 1e999, "flag": true}]\n',
+    )
+    snapshot = RdmaToolReader(ToolRunner(root=str(mi300x.root))).read()
+    (device,) = snapshot.devices
+    (port,) = device.ports
+    assert (device.name, device.index, device.node_type) == ("mlx5_0", 0, "RNIC")
+    assert (port.port, port.state, port.hw_counters) == (1, None, (("out_of_buffer", 3),))
+    _render(snapshot)
+
+
+# --- property: any output is devices, ports and counters, or a SourceError ---------------------
+
+TEXTS = st.one_of(
+    st.text(st.characters(exclude_categories=())),
+    st.sampled_from(["", "1", "²", "1e999", "ACTIVE", "LINK_UP", "ca", "\ud800", "[/]"]),
+)
+VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(),
+        TEXTS,
+        st.sampled_from([2**64, 2**64 - 1, -1, 1e999]),
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXTS, inner, max_size=3),
+    max_leaves=6,
+)
+KEYS = ["ifindex", "ifname", "port", "node_type", "fw", "node_guid", "state", "physical_state"]
+ENTRIES = st.dictionaries(st.one_of(st.sampled_from(KEYS), TEXTS), VALUES, max_size=6)
+WORDS = st.one_of(st.sampled_from(["link", "mlx5_0/1", "1:", "state", "7", "\n"]), TEXTS)
+TEXT_OUTPUTS = st.lists(WORDS, max_size=12).map(" ".join)
+
+
+def _render(snapshot: RdmaSnapshot) -> None:
+    """Render as the agent does and encode as it serves the text."""
+    ports = snapshot.ports
+    text = TextRenderer().render_groups(
+        [(ib.DEVICE_FAMILIES, snapshot.devices), (ib.PORT_FAMILIES, ports)], opt_in=frozenset()
+    )
+    (text + ib.render_compat(ports)).encode()
+
+
+def _check(text: str) -> None:
+    """Each parser's result is well formed and renders, or it raised a SourceError."""
+    try:
+        devices = rdmatool.parse_dev(text)
+        ports = rdmatool.parse_link(text)
+        counters = rdmatool.parse_statistic(text)
+    except errors.SourceError:
+        return
+    for device in devices:
+        assert device.name and 0 <= device.index < 2**32
+    for (name, port), values in counters.items():
+        assert 0 <= port < 2**32 and all(0 <= v < 2**64 for v in values.values())
+        ports.append(ib.RdmaPort(device=name, port=port, hw_counters=tuple(values.items())))
+    assert all(0 <= p.port < 2**32 for p in ports)
+    _render(
+        RdmaSnapshot(
+            devices=(*devices, ib.RdmaDevice(name="x", index=0, ports=tuple(ports))),
+            source="rdma-tool",
+        )
+    )
+
+
+@given(st.lists(ENTRIES, max_size=4).map(json.dumps))
+def test_any_json_from_the_tool_is_read_or_a_source_error(text: str) -> None:
+    _check(text)
+
+
+@given(st.one_of(TEXTS, TEXT_OUTPUTS, VALUES.map(json.dumps)))
+def test_any_text_from_the_tool_is_read_or_a_source_error(text: str) -> None:
+    _check(text)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lens.devices import statics
 from lens.devices.gpu import GpuStatic
 from lens.devices.statics import StaticFactsSource
 from lens.devices.sysfs import HostFiles
 from lens.devices.tools import ToolRunner
+from lens.runtime import errors
 from lens.runtime.clock import FakeClock
 from lens.sim.hosts.tree import AMD_DRIVER_VERSION, HostTree
 
@@ -105,3 +111,89 @@ def test_a_node_without_amd_gpus_runs_no_tools(h100: HostTree, clock: FakeClock)
     inventory = _source(h100, clock).refresh()
     assert inventory.facts == {} and inventory.source == "none" and inventory.problems == ()
     assert inventory.driver_version is None
+
+
+# --- issue 16, point 9: whatever the tools print, the facts are read -------------------------
+
+
+@pytest.mark.slow_timeout
+def test_amd_smi_output_with_a_stray_byte_and_odd_fields_still_gives_facts(
+    mi300x: HostTree, clock: FakeClock
+) -> None:
+    gpus = [
+        {
+            "gpu": i,
+            "bus": {"bdf": gpu.bdf.upper()},
+            "asic": {"market_name": "AMD Instinct MI300X @@", "oam_id": " "},
+            "vram": {"size": {"value": 196592, "unit": ["MB"]}},
+            "numa": {"node": {"value": "", "unit": "N/A"}},
+        }
+        for i, gpu in enumerate(mi300x.node.gpus)
+    ]
+    # "@@" becomes one byte that is no UTF-8.
+    mi300x.tool_prints("amd-smi", json.dumps(gpus).encode().replace(b"@@", b"\xff"))
+    inventory = _source(mi300x, clock).refresh()
+    assert inventory.source == "amd-smi" and inventory.problems == ()
+    facts = inventory.facts[mi300x.node.gpus[0].bdf]
+    assert facts.market_name == "AMD Instinct MI300X \ufffd"
+    assert facts.oam_id is None, "a blank number is unknown"
+    assert facts.vram_bytes == 192 * 1024**3, "VRAM in a list of units: sysfs' size"
+    assert facts.numa_node == 0, "sysfs fills what the tool left unknown"
+
+
+@pytest.mark.slow_timeout
+@pytest.mark.parametrize(
+    "output",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"gpu_data": [' + b"9" * 5000 + b"]}",
+        b"\xff\xfe[\x00]",
+    ],
+)
+def test_amd_smi_output_no_parser_can_use_falls_back(
+    mi300x: HostTree, clock: FakeClock, output: bytes
+) -> None:
+    mi300x.tool_prints("amd-smi", output)
+    inventory = _source(mi300x, clock).refresh()
+    assert inventory.source == "rocm-smi", "the next tool is asked"
+    assert inventory.problems[0].startswith("amd-smi: amd-smi printed")
+    assert len(inventory.facts) == 8
+
+
+class ToolOutputs:
+    """A Runner that answers each tool with a fixed text, or raises a fixed error."""
+
+    def __init__(self, outputs: dict[str, str | Exception]) -> None:
+        self.outputs = outputs
+
+    def run(self, command: Sequence[str]) -> str:
+        answer = self.outputs.get(command[0], errors.NoDataError(f"{command[0]} not installed"))
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+OUTPUTS = st.one_of(
+    st.text(st.characters(exclude_categories=())),
+    st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8)),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+        max_leaves=10,
+    ).map(json.dumps),
+    st.builds(errors.SourceError, st.text(max_size=8)),
+)
+
+
+@given(amd_smi=OUTPUTS, rocm_smi=OUTPUTS)
+def test_any_tool_output_gives_facts_for_every_gpu_in_sysfs(
+    host: HostFiles, clock: FakeClock, amd_smi: str | Exception, rocm_smi: str | Exception
+) -> None:
+    runner = ToolOutputs({"amd-smi": amd_smi, "rocm-smi": rocm_smi})
+    source = StaticFactsSource(
+        host, runner, amd_smi="amd-smi", rocm_smi="rocm-smi", wall_time=clock.time
+    )
+    inventory = source.refresh()
+    assert len(inventory.facts) == 8 and inventory.source in ("amd-smi", "rocm-smi", "sysfs")
+    for problem in inventory.problems:
+        assert problem.startswith(("amd-smi: ", "rocm-smi: "))
+        problem.encode()

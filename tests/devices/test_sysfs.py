@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lens.devices.sysfs import HostFiles, ReadError, parse_int, parse_key_values
 
@@ -132,3 +134,26 @@ def test_running_out_of_descriptors_falls_back_to_plain_reads(
     monkeypatch.setattr(os, "open", open_once_refused)
     assert host.read_text("/b") == "2"
     assert host.open_files == 0, "kept descriptors are given back"
+
+
+@pytest.mark.parametrize(
+    "text", ["9" * 400, str(2**64), str(-(2**63) - 1), "0x1" + "0" * 16, "²", "1" * 100]
+)
+def test_an_integer_wider_than_64_bits_is_no_number(text: str) -> None:
+    # Issue 16, point 10: such a value was kept, then no float could hold it when rendered.
+    assert parse_int(text) is None
+    assert parse_int(str(2**64 - 1)) == 2**64 - 1 and parse_int(str(-(2**63))) == -(2**63)
+
+
+@given(st.one_of(st.text(), st.integers().map(str), st.integers().map(hex)))
+def test_any_text_is_a_64_bit_integer_or_none(text: str) -> None:
+    value = parse_int(text)
+    assert value is None or -(2**63) <= value < 2**64
+    if value is not None:
+        float(value)
+
+
+@given(st.text(), st.sampled_from(["=", ":", " "]))
+def test_any_text_is_key_value_pairs(text: str, separator: str) -> None:
+    pairs = parse_key_values(text, separator)
+    assert all(key == key.strip() and value == value.strip() for key, value in pairs.items())

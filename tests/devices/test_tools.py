@@ -69,3 +69,20 @@ def test_a_file_that_cannot_be_executed_is_an_error(tmp_path: Path) -> None:
     broken.chmod(0o755)
     with pytest.raises(errors.SourceError, match="could not run: Exec format error"):
         ToolRunner().run((str(broken),))
+
+
+def test_output_that_is_no_utf_8_is_read_with_replacement_characters(mi300x: HostTree) -> None:
+    # Issue 16, point 9: one non-UTF-8 byte raised UnicodeDecodeError out of the runner, which
+    # stopped the node agent from starting and crashed `lens gpus`.
+    mi300x.tool_prints("amd-smi", b'[{"asic": {"market_name": "MI300X \xff\xfe"}}]\n')
+    output = ToolRunner(root=str(mi300x.root)).run(("amd-smi", "static", "--json"))
+    assert output == '[{"asic": {"market_name": "MI300X \ufffd\ufffd"}}]\n'
+
+
+def test_a_failing_tool_s_message_is_read_leniently_too(tmp_path: Path) -> None:
+    tool = tmp_path / "usr/bin/broken"
+    tool.parent.mkdir(parents=True)
+    tool.write_bytes(b"#!/bin/sh\nprintf 'bad \\377 byte\\n' >&2\nexit 3\n")
+    tool.chmod(0o755)
+    with pytest.raises(errors.SourceError, match="broken exited 3: bad \ufffd byte"):
+        ToolRunner(root=str(tmp_path)).run(("broken",))

@@ -49,15 +49,39 @@ class GpuAllocation:
         return totals
 
 
+QUANTITY_MOST = 2**63 - 1  # a Kubernetes quantity is an int64 at most
+
+
 def parse_quantity(value: object) -> int:
     """An extended resource quantity ("8", 8, "8000m") as a whole number of devices."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise errors.SourceError(f"kubelet /pods: a resource quantity is a {type(value).__name__}")
     text = str(value).strip()
     try:
-        if text.endswith("m"):
-            return int(text[:-1]) // 1000
-        return int(float(text))
+        devices = _devices(text)
     except (ValueError, OverflowError) as exc:  # OverflowError: "1e999" is infinity
-        raise errors.SourceError(f"kubelet /pods: bad resource quantity {value!r}") from exc
+        raise errors.SourceError(f"kubelet /pods: bad resource quantity {text[:40]!r}") from exc
+    if abs(devices) > QUANTITY_MOST:
+        raise errors.SourceError(f"kubelet /pods: resource quantity {text[:40]!r} too large")
+    return devices
+
+
+def _devices(text: str) -> int:
+    """Whole devices in a quantity's text: milli-units rounded down, "1e3" through a float."""
+    if text.endswith("m"):
+        return int(text[:-1]) // 1000
+    try:
+        return int(text)  # exact, where a float would round 2^63 - 1 up
+    except ValueError:
+        return int(float(text))
+
+
+def _text(value: object) -> str:
+    """A name as a label may hold it: lone surrogates (JSON's "\\ud800") replaced, no NULs;
+    "" for what is no string or number (str() of a deeply nested list could even recurse)."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return ""
+    return str(value).encode(errors="replace").decode().replace("\0", "")
 
 
 def _mapping(value: object) -> Mapping[str, object]:
@@ -102,7 +126,7 @@ def parse_pod_list(document: object, resources: Iterable[str]) -> GpuAllocation:
             _mapping(_mapping(pod).get("metadata")),
             _mapping(_mapping(pod).get("spec")),
         )
-        phase = str(_mapping(_mapping(pod).get("status")).get("phase", "Pending"))
+        phase = _text(_mapping(_mapping(pod).get("status")).get("phase", "Pending"))
         if phase in FINISHED_PHASES:
             continue
         requests = tuple(
@@ -113,9 +137,9 @@ def parse_pod_list(document: object, resources: Iterable[str]) -> GpuAllocation:
         if requests:
             pods.append(
                 PodGpuRequest(
-                    namespace=str(metadata.get("namespace", "")),
-                    name=str(metadata.get("name", "")),
-                    uid=str(metadata.get("uid", "")),
+                    namespace=_text(metadata.get("namespace", "")),
+                    name=_text(metadata.get("name", "")),
+                    uid=_text(metadata.get("uid", "")),
                     phase=phase,
                     requests=requests,
                 )

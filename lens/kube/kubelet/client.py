@@ -2,8 +2,8 @@
 
 Every call has a timeout; the bearer token is re-read when its file changes (projected service
 account tokens rotate hourly) and once more after a 401. HTTP and TLS errors become Lens errors
-here (STYLE S12.2): 401/403 -> Forbidden, anything else -> SourceError. allocation.py and
-ephemeral.py parse what this returns.
+here (STYLE S12.2): 401/403 -> Forbidden, anything else -> SourceError, and so does a body that
+is no JSON (`parse_body`). allocation.py and ephemeral.py parse what this returns.
 """
 
 from __future__ import annotations
@@ -67,8 +67,22 @@ class KubeletClient:
             raise errors.SourceError(f"kubelet {path}: {exc.reason}") from exc
         except (TimeoutError, OSError) as exc:
             raise errors.SourceError(f"kubelet {path}: {exc}") from exc
-        try:
-            document: object = json.loads(body)
-            return document
-        except json.JSONDecodeError as exc:
-            raise errors.SourceError(f"kubelet {path}: malformed JSON: {exc.msg}") from exc
+        return parse_body(body, path)
+
+
+def parse_body(body: bytes, path: str) -> object:
+    """A kubelet answer's JSON; SourceError when it is not UTF-8, not JSON, nested too deeply
+    or holds a number too long to read (any of these from json.loads would be no Lens error)."""
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise errors.SourceError(f"kubelet {path}: the answer is not UTF-8") from exc
+    try:
+        document: object = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise errors.SourceError(f"kubelet {path}: malformed JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise errors.SourceError(f"kubelet {path}: JSON nested too deeply") from exc
+    except ValueError as exc:  # an integer of more than 4300 digits (CPython's limit)
+        raise errors.SourceError(f"kubelet {path}: a number too long to read") from exc
+    return document

@@ -56,7 +56,18 @@ def _mapping(value: object) -> Mapping[str, object]:
 
 
 def _bytes(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A byte count: an integer within 0..2^64-1 (what a file system can hold), else unknown."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64:
+        return value
+    return None
+
+
+def _text(value: object) -> str:
+    """A name as a label may hold it: lone surrogates (JSON's "\\ud800") replaced, no NULs;
+    "" for what is no string or number (str() of a deeply nested list could even recurse)."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return ""
+    return str(value).encode(errors="replace").decode().replace("\0", "")
 
 
 def parse_fs(value: object) -> FsUsage:
@@ -85,13 +96,13 @@ def parse_summary(document: object) -> EphemeralStorage:
         if ref and used is not None:
             pods.append(
                 PodStorage(
-                    namespace=str(ref.get("namespace", "")),
-                    name=str(ref.get("name", "")),
+                    namespace=_text(ref.get("namespace", "")),
+                    name=_text(ref.get("name", "")),
                     used_bytes=used,
                 )
             )
     return EphemeralStorage(
-        node=str(node.get("nodeName", "")), filesystems=tuple(filesystems), pods=tuple(pods)
+        node=_text(node.get("nodeName", "")), filesystems=tuple(filesystems), pods=tuple(pods)
     )
 
 

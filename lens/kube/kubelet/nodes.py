@@ -1,4 +1,7 @@
-"""What Lens reads from Node objects: the kubelet's addresses and the GPU model labels (pure)."""
+"""What Lens reads from Node objects: the kubelet's addresses and the GPU model labels (pure).
+
+Any JSON is accepted: a field of the wrong type reads as absent, never as an exception.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +14,40 @@ JsonObject = dict[str, Any]
 ADDRESS_TYPES = ("InternalIP", "ExternalIP")
 
 
-def name_of(node: JsonObject) -> str:
-    return str((node.get("metadata") or {}).get("name") or "")
+def _mapping(value: object) -> JsonObject:
+    return value if isinstance(value, dict) else {}
 
 
-def gpu_model(node: JsonObject, label_keys: Sequence[str]) -> str:
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: object) -> str:
+    """A string field as is; "" for anything else (a list, a number, a missing one)."""
+    return value if isinstance(value, str) else ""
+
+
+def name_of(node: object) -> str:
+    return _text(_mapping(_mapping(node).get("metadata")).get("name"))
+
+
+def gpu_model(node: object, label_keys: Sequence[str]) -> str:
     """The first of `label_keys` the node carries (e.g. amd.com/gpu.product-name); "" if none."""
-    labels = (node.get("metadata") or {}).get("labels") or {}
+    labels = _mapping(_mapping(_mapping(node).get("metadata")).get("labels"))
     for key in label_keys:
-        value = labels.get(key)
+        value = _text(labels.get(key))
         if value:
-            return str(value)
+            return value
     return ""
 
 
-def addresses(node: JsonObject) -> list[str]:
+def addresses(node: object) -> list[str]:
     """The node's internal and external IP addresses, each once, in the order listed."""
     found: list[str] = []
-    for entry in (node.get("status") or {}).get("addresses") or []:
-        if entry.get("type") not in ADDRESS_TYPES:
+    for entry in _list(_mapping(_mapping(node).get("status")).get("addresses")):
+        if _mapping(entry).get("type") not in ADDRESS_TYPES:
             continue
-        text = str(entry.get("address") or "")
+        text = _text(_mapping(entry).get("address"))
         try:
             ipaddress.ip_address(text)
         except ValueError:

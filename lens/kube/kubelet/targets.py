@@ -60,8 +60,10 @@ def desired_service(namespace: str, name: str) -> JsonObject:
 
 
 def _ready(node: JsonObject) -> bool:
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
+    status = node.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
             return bool(condition.get("status") == "True")
     return False
 

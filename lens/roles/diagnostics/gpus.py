@@ -41,8 +41,12 @@ class GpuReader:
     def __init__(self, sources: NodeSources) -> None:
         self._present = sources.vendors.refresh()
         self._statics = sources.statics
+        self._problems: tuple[str, ...] = ()
         if "amd" in self._present:
-            self._statics.refresh()
+            try:
+                self._statics.refresh()
+            except errors.LensError as exc:  # sysfs unreadable: the readings will say more
+                self._problems = (f"static facts: {exc}",)
         self._sources = sources
         self._amd = sources.amd_collector()
         self._dri = DriCollector(sources.host)
@@ -57,7 +61,7 @@ class GpuReader:
         return collection.gpus
 
     def read(self) -> GpuReport:
-        problems = list(self._statics.current().problems)
+        problems = [*self._problems, *self._statics.current().problems]
         gpus: list[GpuSnapshot] = []
         if "amd" in self._present:
             try:
@@ -119,7 +123,9 @@ def _row(report: GpuReport, gpu: GpuSnapshot) -> list[str]:
 
 
 def table(report: GpuReport) -> Group:
-    caption = (
+    # Every text that came from a device or tool is a Text, never console markup: a model
+    # named "[/]" would otherwise stop the table from printing at all.
+    caption = Text(
         f"driver {report.driver_version or 'unknown'} · static facts from {report.facts_source}"
     )
     grid = Table(
@@ -133,7 +139,7 @@ def table(report: GpuReport) -> Group:
     for name in ("Clock MHz", "ECC c/u", "Partition", "NUMA"):
         grid.add_column(name, justify="right")
     for gpu in report.gpus:
-        grid.add_row(*_row(report, gpu))
+        grid.add_row(*(Text(cell) for cell in _row(report, gpu)))
     return Group(grid, *(Text(f"! {problem}", style="yellow") for problem in report.problems))
 
 

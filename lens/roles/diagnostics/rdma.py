@@ -96,7 +96,7 @@ def table(report: RdmaReport) -> Group:
         for port in device.ports:
             tx, rx = report.throughput.get((port.device, port.port), (None, None))
             rate = port.rate_bytes_per_second
-            grid.add_row(
+            cells = (
                 device.name,
                 str(port.port),
                 port.state or "-",
@@ -113,6 +113,8 @@ def table(report: RdmaReport) -> Group:
                 device.pci_bus_id or "-",
                 "-" if device.numa_node is None else str(device.numa_node),
             )
+            # Text, never console markup: a device or firmware named "[/]" is shown as it is.
+            grid.add_row(*(Text(cell) for cell in cells))
     return Group(grid, *(Text(f"! {problem}", style="yellow") for problem in report.problems))
 
 

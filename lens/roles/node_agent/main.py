@@ -18,6 +18,7 @@ from lens.devices.vendors import VendorPresence
 from lens.kube.kubelet.client import KubeletClient
 from lens.roles.node_agent import collectors, rest
 from lens.roles.node_agent.cycle import CollectionCycle, CollectorMetrics
+from lens.roles.node_agent.refreshing import StaticRefresh
 from lens.roles.node_agent.state import AgentState
 from lens.roles.node_agent.tracking import ContainerTracking, DeviceTable
 from lens.runtime import errors, httpserver
@@ -83,12 +84,18 @@ def build(config: Config, process: Process, *, nvml_binding: object | None = Non
     process.metrics.reserve(collectors.family_names(), by="the node agent's collectors")
     enabled = _enabled(config)  # before any tool runs: a typo fails the start at once
     parts = _parts(config, process.clock, nvml_binding)
-    refresh = _refresher(parts)
-    refresh()
+    metrics = CollectorMetrics(process.metrics)
+    refresh = StaticRefresh(
+        vendors=parts.sources.vendors,
+        statics=parts.sources.statics,
+        metrics=metrics,
+        clock=process.clock,
+    )
+    refresh()  # never raises: whatever the tools print, the agent starts
     cycle = CollectionCycle(
         collectors.bindings(parts, enabled),
         clock=process.clock,
-        metrics=CollectorMetrics(process.metrics),
+        metrics=metrics,
         publish=process.publisher.publish,
     )
     process.publisher.add_text(cycle)
@@ -108,6 +115,7 @@ def build(config: Config, process: Process, *, nvml_binding: object | None = Non
     metrics_route = httpserver.ops_routes(process.health, process.cache)["/metrics"]
     process.add_route("/v1/metrics", metrics_route)
     process.health.add_readiness("collection", _first_cycle(cycle))
+    process.health.add_readiness("static_facts", refresh.check)
     process.add_part(_Closer(cycle))
     return NodeAgent(
         process=process,
@@ -166,27 +174,6 @@ def _tracking(
         )
     )
     return tracking
-
-
-def _refresher(parts: collectors.AgentParts) -> Callable[[], None]:
-    def refresh() -> None:
-        try:
-            found = parts.sources.vendors.refresh()
-            inventory = parts.sources.statics.refresh()
-        except errors.LensError as exc:
-            # sysfs itself unreadable: the collectors will say so; keep the last facts.
-            log.warning("static facts not refreshed", extra={"reason": str(exc)})
-            return
-        log.debug(
-            "static facts refreshed",
-            extra={
-                "vendors": sorted(found),
-                "source": inventory.source,
-                "gpus": len(inventory.facts),
-            },
-        )
-
-    return refresh
 
 
 def _first_cycle(cycle: CollectionCycle) -> Callable[[], None]:

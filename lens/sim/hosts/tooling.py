@@ -3,7 +3,8 @@
 Each executable calls `main(tool, argv, root)`, which answers from the tree's state file
 (.lens-sim/state.json) so the tools agree with the sysfs files, through amdsmi.py, rocmsmi.py
 and rdmatool.py. A `faults` entry in the state makes a tool fail, print garbage, hang or print
-a warning banner before its JSON, for error-path tests.
+a warning banner before its JSON, for error-path tests; `print` makes it print exactly the
+bytes a test stored (`HostTree.tool_prints`): non-UTF-8, deeply nested or oddly typed output.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from typing import Any
 from lens.sim.hosts import amdsmi, rdmatool, rocmsmi
 
 STATE_FILE = ".lens-sim/state.json"
+
+
+def output_file(tool: str) -> str:
+    """Where, under the tree's root, the bytes a `print` fault prints are kept."""
+    return f".lens-sim/{tool}.out"
+
 
 TOOLS: dict[str, Callable[[list[str], dict[str, Any]], tuple[str, int]]] = {
     "amd-smi": amdsmi.run,
@@ -35,6 +42,9 @@ def main(tool: str, argv: list[str], root: str) -> int:
         return 255
     if fault == "garbage":
         sys.stdout.write("Segmentation fault (core dumped) {[\n")
+        return 0
+    if fault == "print":
+        sys.stdout.buffer.write((Path(root) / output_file(tool)).read_bytes())
         return 0
     if fault == "hang":
         time.sleep(3600)

@@ -139,6 +139,14 @@ class HostTree:
             self._faults[name] = how
         files.write(self.root / tooling.STATE_FILE, json.dumps(self.state(), default=str))
 
+    def tool_prints(self, name: str, output: str | bytes) -> None:
+        """Make a tool stand-in print exactly `output` (and exit 0), whatever it is asked."""
+        files.replace(
+            self.root / tooling.output_file(name),
+            output.encode() if isinstance(output, str) else output,
+        )
+        self.break_tool(name, "print")
+
     def remove(self, relative: str) -> None:
         """Delete a file of the tree, as a driver that hides an attribute does."""
         (self.root / relative).unlink()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lens.kube.kubelet import allocation
 from lens.kube.kubelet.allocation import GpuAllocation
 from lens.kube.kubelet.client import KubeletClient
 from lens.runtime import errors, families
+from lens.runtime.textformat import TextRenderer
 
 from ..conftest import Kubelet
 
@@ -121,3 +124,78 @@ def test_a_quantity_that_is_no_finite_number_is_a_source_error(quantity: str) ->
     # Issue 16, point 10: "1e999" raised OverflowError, not a Lens error.
     with pytest.raises(errors.SourceError, match="bad resource quantity"):
         allocation.parse_quantity(quantity)
+
+
+def test_a_quantity_beyond_an_int64_is_a_source_error() -> None:
+    # "9" * 400 + "m" was kept as 10^397 devices, which no float holds: rendering the request
+    # and the allocation rate raised OverflowError, out of the whole cycle.
+    with pytest.raises(errors.SourceError, match="too large"):
+        allocation.parse_quantity("9" * 400 + "m")
+    with pytest.raises(errors.SourceError, match="too large"):
+        allocation.parse_quantity(str(2**63))
+    assert allocation.parse_quantity(str(2**63 - 1)) == 2**63 - 1
+
+
+@pytest.mark.parametrize("quantity", [[1], {"a": 1}, True, None])
+def test_a_quantity_that_is_no_scalar_is_a_source_error(quantity: object) -> None:
+    with pytest.raises(errors.SourceError, match="a resource quantity is a"):
+        allocation.parse_quantity(quantity)
+
+
+def test_names_become_label_safe_text() -> None:
+    # A lone surrogate ("\ud800" in the JSON) made /metrics fail to encode; str() of a deeply
+    # nested list could recurse past the limit.
+    pod = _pod({"containers": [_container("a", 1)]}, name="p\ud800\0")
+    pod["metadata"]["namespace"] = [[["ml"]]]
+    (request,) = _allocated(pod).pods
+    assert (request.name, request.namespace) == ("p?", "")
+
+
+QUANTITIES = st.one_of(
+    st.integers(),
+    st.floats(),
+    st.text(max_size=12),
+    st.sampled_from(["1", "8", "2000m", "1e999", "-1", str(2**63), "nan"]),
+)
+CONTAINERS = st.lists(
+    st.fixed_dictionaries(
+        {"resources": st.fixed_dictionaries({"limits": st.dictionaries(st.just(AMD), QUANTITIES)})},
+        optional={"restartPolicy": st.sampled_from(["Always", "Never", 7])},
+    ),
+    max_size=3,
+)
+JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=6,
+)
+PODS = st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": st.one_of(JSON, st.fixed_dictionaries({"name": JSON, "namespace": JSON})),
+        "spec": st.one_of(
+            JSON,
+            st.fixed_dictionaries(
+                {"containers": CONTAINERS},
+                optional={
+                    "initContainers": CONTAINERS,
+                    "overhead": st.dictionaries(st.just(AMD), QUANTITIES),
+                },
+            ),
+        ),
+        "status": st.one_of(JSON, st.fixed_dictionaries({"phase": JSON})),
+    },
+)
+
+
+@given(st.one_of(JSON, st.fixed_dictionaries({"items": st.lists(PODS, max_size=4)})))
+def test_any_pod_list_is_an_allocation_or_a_source_error(document: object) -> None:
+    try:
+        result = allocation.parse_pod_list(document, [AMD])
+    except errors.SourceError:
+        return
+    requests = allocation.requests_of(result, [AMD])
+    rate = allocation.AllocationRate(percent=100 * result.requested() / 8)
+    TextRenderer().render_groups(
+        [(allocation.FAMILIES, requests), (allocation.COMPAT_FAMILIES, [rate])], opt_in=frozenset()
+    ).encode()

@@ -8,8 +8,10 @@ import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from lens.kube.kubelet.client import KubeletClient
+from lens.kube.kubelet.client import KubeletClient, parse_body
 from lens.runtime import errors
 from lens.runtime.config import KubeletConfig
 
@@ -89,3 +91,34 @@ def test_a_silent_kubelet_times_out(kubelet: Kubelet) -> None:
 def test_no_url_is_no_data() -> None:
     with pytest.raises(errors.NoDataError, match=r"kubelet\.url"):
         KubeletClient(KubeletConfig())
+
+
+# --- issue 16, point 10: any answer body is JSON or a SourceError --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"items": ["caf\xe9"]}', "not UTF-8"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b"[" + b"9" * 5000 + b"]", "a number too long to read"),
+        (b"{", "malformed JSON"),
+    ],
+)
+def test_a_body_that_is_no_usable_json_is_a_source_error(body: bytes, message: str) -> None:
+    # Each raised UnicodeDecodeError, RecursionError or ValueError: no Lens error, so the
+    # collector's failure read as a crash.
+    with pytest.raises(errors.SourceError, match=f"kubelet /pods: .*{message}"):
+        parse_body(body, "/pods")
+
+
+def test_a_body_with_a_byte_order_mark_is_read() -> None:
+    assert parse_body(b'\xef\xbb\xbf{"kind": "PodList"}', "/pods") == {"kind": "PodList"}
+
+
+@given(st.one_of(st.binary(), st.text().map(str.encode)))
+def test_any_body_is_json_or_a_source_error(body: bytes) -> None:
+    try:
+        parse_body(body, "/stats/summary")
+    except errors.SourceError as exc:
+        assert str(exc).startswith("kubelet /stats/summary: ")

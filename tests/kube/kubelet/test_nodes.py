@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import ipaddress
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from lens.kube.kubelet import nodes
 
 
@@ -32,3 +37,56 @@ def test_addresses_are_the_ip_ones_each_once() -> None:
         ],
     )
     assert nodes.addresses(node) == ["10.0.0.5", "2001:db8::5"]
+
+
+def test_fields_of_the_wrong_type_read_as_absent() -> None:
+    # A list where an object belongs raised AttributeError ("list has no attribute get").
+    odd = {"metadata": ["gpu-1"], "status": {"addresses": ["10.0.0.5", {"type": "InternalIP"}]}}
+    assert nodes.name_of(odd) == "" and nodes.gpu_model(odd, ("a",)) == ""
+    assert nodes.addresses(odd) == []
+    labelled = {"metadata": {"name": 7, "labels": {"a": ["MI300X"], "b": "MI300X"}}}
+    assert nodes.name_of(labelled) == "" and nodes.gpu_model(labelled, ("a", "b")) == "MI300X"
+
+
+JSON = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.ip_addresses().map(str)
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+NODES = st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": st.one_of(JSON, st.fixed_dictionaries({"name": JSON, "labels": JSON})),
+        "status": st.one_of(
+            JSON,
+            st.fixed_dictionaries(
+                {
+                    "addresses": st.lists(
+                        st.one_of(
+                            JSON,
+                            st.fixed_dictionaries(
+                                {
+                                    "type": st.sampled_from(["InternalIP", "Hostname"]),
+                                    "address": JSON,
+                                }
+                            ),
+                        ),
+                        max_size=3,
+                    )
+                }
+            ),
+        ),
+    },
+)
+
+
+@given(st.one_of(JSON, NODES))
+def test_any_node_object_reads_as_names_and_addresses(node: object) -> None:
+    assert isinstance(nodes.name_of(node), str)
+    assert isinstance(nodes.gpu_model(node, ("a", "b")), str)
+    for address in nodes.addresses(node):
+        ipaddress.ip_address(address)

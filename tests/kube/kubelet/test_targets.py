@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import kubernetes
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lens.kube.kubelet.targets import SERVICES, SLICES, KubeletTargets, desired_slices
 from lens.kube.machinery import resources
@@ -17,6 +19,13 @@ def _nodes(count: int, *, first: int = 0) -> list[dict[str, Any]]:
         manifests.node(f"gpu-{i}", model="MI300X", gpus=8, address=f"10.0.{i // 250}.{i % 250 + 1}")
         for i in range(first, first + count)
     ]
+
+
+JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.text(max_size=8), st.ip_addresses().map(str)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=10,
+)
 
 
 def _slice(api: kubernetes.client.ApiClient, name: str) -> dict[str, Any]:
@@ -76,3 +85,43 @@ def test_a_large_cluster_is_split_and_stale_slices_deleted(
 def test_slices_follow_the_original_port_names() -> None:
     slices = desired_slices("kube-system", "k", _nodes(1))
     assert [p["name"] for p in slices[0]["ports"]] == ["https-metrics", "http-metrics", "cadvisor"]
+
+
+def test_nodes_with_odd_conditions_are_endpoints_not_ready() -> None:
+    # A condition list of strings raised AttributeError while building the slices.
+    node = _nodes(1)[0]
+    node["status"]["conditions"] = ["Ready", {"type": "Ready", "status": ["True"]}]
+    odd = {"metadata": {"name": "odd"}, "status": {"conditions": {"type": "Ready"}}}
+    (slice_,) = desired_slices("kube-system", "k", [node, odd])
+    (endpoint,) = slice_["endpoints"]
+    assert endpoint["nodeName"] == "gpu-0" and endpoint["conditions"] == {"ready": False}
+
+
+ADDRESSES = st.fixed_dictionaries(
+    {"type": st.sampled_from(["InternalIP", "ExternalIP"]), "address": JSON}
+)
+CONDITIONS = st.fixed_dictionaries({"type": st.just("Ready"), "status": JSON})
+NODES = st.fixed_dictionaries(
+    {
+        "metadata": st.one_of(JSON, st.fixed_dictionaries({"name": JSON})),
+        "status": st.one_of(
+            JSON,
+            st.fixed_dictionaries(
+                {
+                    "addresses": st.one_of(JSON, st.lists(st.one_of(JSON, ADDRESSES), max_size=3)),
+                    "conditions": st.one_of(
+                        JSON, st.lists(st.one_of(JSON, CONDITIONS), max_size=2)
+                    ),
+                }
+            ),
+        ),
+    }
+)
+
+
+@given(st.lists(NODES, max_size=4))
+def test_any_node_list_gives_slices(node_list: list[Any]) -> None:
+    for slice_ in desired_slices("kube-system", "k", node_list):
+        assert slice_["addressType"] in ("IPv4", "IPv6")
+        for endpoint in slice_["endpoints"]:
+            assert isinstance(endpoint["conditions"]["ready"], bool)

@@ -9,6 +9,7 @@ import time
 import pytest
 from rich.console import Console
 
+from lens.devices.gpu import GpuSnapshot, GpuStatic
 from lens.devices.sources import node_sources
 from lens.roles.diagnostics import gpus
 from lens.runtime.config import HostConfig
@@ -69,3 +70,57 @@ def test_a_node_without_gpus(tmp_path) -> None:
     diagnostic = gpus.diagnostic(HostConfig(root=str(tmp_path)))
     report = diagnostic.read()
     assert diagnostic.empty(report) and "0 GPUs" in _text(gpus.table(report))
+
+
+# --- issue 16, point 9: no tool output or sysfs value crashes `lens gpus` -----------------------
+
+
+def test_names_that_look_like_markup_are_printed_as_they_are() -> None:
+    # rich read "[/]" in a model name as a closing tag and raised MarkupError: no table at all.
+    gpu = GpuSnapshot(
+        vendor="amd",
+        index=0,
+        pci_bus_id="0000:0c:00.0",
+        card="card1",
+        model="[/]",
+        serial="",
+        uuid="",
+        static=GpuStatic(pci_bus_id="0000:0c:00.0", compute_partition="[bold]"),
+    )
+    report = gpus.GpuReport(
+        gpus=(gpu,),
+        dri=None,
+        driver_version="[/x]",
+        facts_source="amd-smi",
+        problems=("[/]",),
+        read_at=0.0,
+    )
+    text = _text(gpus.table(report))
+    assert "[/]" in text and "[bold]" in text and "driver [/x]" in text
+
+
+@pytest.mark.slow_timeout
+def test_amd_smi_output_that_is_no_utf_8_is_shown(mi300x: HostTree) -> None:
+    # One non-UTF-8 byte raised UnicodeDecodeError out of `lens gpus`.
+    output = json.dumps(
+        [{"bus": {"bdf": g.bdf}, "asic": {"market_name": "MI300X @@"}} for g in mi300x.node.gpus]
+    )
+    mi300x.tool_prints("amd-smi", output.encode().replace(b"@@", b"\xff"))
+    report = gpus.diagnostic(HostConfig(root=str(mi300x.root))).read()
+    assert report.facts_source == "amd-smi" and report.problems == ()
+    assert "MI300X \ufffd" in _text(gpus.table(report))
+
+
+def test_static_facts_that_cannot_be_read_are_a_problem_not_a_crash(cpx: HostTree) -> None:
+    # The ReadError of the static facts' refresh ended `lens gpus` before it showed anything.
+    drm = cpx.root / "sys/class/drm"
+    for entry in drm.iterdir():
+        entry.unlink()
+    drm.rmdir()
+    drm.write_text("not a directory\n")
+    report = gpus.GpuReader(
+        node_sources(HostConfig(root=str(cpx.root)), wall_time=time.time)
+    ).read()
+    assert report.gpus == ()
+    assert report.problems[0] == "static facts: /sys/class/drm: Not a directory"
+    assert any(p.startswith("amdgpu: ") for p in report.problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import time
@@ -57,3 +58,16 @@ def test_nothing_found_is_reported(tmp_path) -> None:
         "no RDMA devices under /sys/class/infiniband",
     )
     assert "0 RDMA devices" in _text(rdma.table(report))
+
+
+def test_a_device_named_like_console_markup_is_shown_as_it_is(
+    mi300x: HostTree, clock: FakeClock
+) -> None:
+    report = rdma.RdmaReader(
+        node_sources(HostConfig(root=str(mi300x.root)), wall_time=time.time)
+    ).read()
+    first = report.snapshot.devices[0]
+    odd = dataclasses.replace(first, name="[/]", fw_version="[bold]1.0")
+    snapshot = dataclasses.replace(report.snapshot, devices=(odd,))
+    text = _text(rdma.table(dataclasses.replace(report, snapshot=snapshot)))
+    assert "[/]" in text and "[bold]1.0" in text

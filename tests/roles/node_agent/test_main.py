@@ -206,8 +206,84 @@ def test_an_unreadable_sysfs_at_start_is_logged_not_fatal(
         link.unlink()
     devices.rmdir()
     devices.write_text("not a directory\n")
-    with caplog.at_level("WARNING", logger="lens.roles.node_agent.main"):
+    with caplog.at_level("WARNING", logger="lens.roles.node_agent.refreshing"):
         agent = make_agent(mi300x, collectors=("rdma",))
     assert any(r.getMessage() == "static facts not refreshed" for r in caplog.records)
     agent.cycle.run()
     assert "lens_ib_port_state" in agent.cycle.render_text()
+
+
+# --- issue 16, point 9: no tool output stops the agent from starting ----------------------------
+
+_ODD_FIELDS = {
+    "byte": {"asic": {"market_name": "MI300X @@"}},
+    "blank": {"asic": {"market_name": "MI300X"}, "numa": {"node": " "}},
+    "unit": {"asic": {"market_name": "MI300X"}, "vram": {"size": {"value": 1, "unit": []}}},
+}
+
+
+def _amd_smi_printing(tree: HostTree, odd: str) -> bytes:
+    """amd-smi's JSON for the tree's GPUs with one odd field each ("@@" is a non-UTF-8 byte)."""
+    gpus = [{"bus": {"bdf": gpu.bdf}, **_ODD_FIELDS[odd]} for gpu in tree.node.gpus]
+    return json.dumps({"gpu_data": gpus}).encode().replace(b"@@", b"\xff")
+
+
+@pytest.mark.slow_timeout
+@pytest.mark.parametrize("odd", sorted(_ODD_FIELDS))
+def test_the_agent_starts_whatever_field_amd_smi_garbles(
+    mi300x: HostTree, make_agent: MakeAgent, odd: str
+) -> None:
+    # Each raised out of build() (UnicodeDecodeError, IndexError, TypeError): the agent
+    # crash-looped. Now the odd field is unknown and the rest of amd-smi's facts are used.
+    mi300x.tool_prints("amd-smi", _amd_smi_printing(mi300x, odd))
+    agent = make_agent(mi300x, collectors=("amdgpu",))
+    agent.cycle.run()
+    text = agent.cycle.render_text()
+    assert len(_series(text, "lens_gpu_utilization_ratio")) == 8
+    assert agent.statics.current().source == "amd-smi" and 'model="MI300X' in text
+    health = agent.process.health
+    health.evaluate_readiness()
+    assert health.readiness().ok
+
+
+@pytest.mark.slow_timeout
+def test_the_agent_starts_when_amd_smi_nests_too_deeply(
+    mi300x: HostTree, make_agent: MakeAgent
+) -> None:
+    # RecursionError out of build(): the agent crash-looped.
+    mi300x.tool_prints("amd-smi", b"[" * 100_000 + b"]" * 100_000)
+    mi300x.break_tool("rocm-smi", "fail")
+    agent = make_agent(mi300x, collectors=("amdgpu",))
+    agent.cycle.run()
+    assert len(_series(agent.cycle.render_text(), "lens_gpu_utilization_ratio")) == 8
+    health = agent.process.health
+    health.evaluate_readiness()
+    assert health.readiness().ok, "sysfs gave the facts: a broken tool is no reason to be unready"
+    samples = agent.process.metrics.registry
+    labels = {"collector": "static_facts"}
+    assert samples.get_sample_value("lens_collector_success", labels) == 1
+    assert samples.get_sample_value("lens_collector_problems_total", labels) == 2
+    assert "amd-smi printed JSON nested too deeply" in agent.statics.current().problems[0]
+
+
+@pytest.mark.slow_timeout
+def test_static_facts_that_cannot_be_read_show_in_readyz_and_metrics(
+    mi300x: HostTree, make_agent: MakeAgent, start: Callable[..., Running], eventually
+) -> None:
+    drm = mi300x.root / "sys/class/drm"
+    for entry in drm.iterdir():
+        entry.unlink()
+    drm.rmdir()
+    drm.write_text("not a directory\n")
+    agent = make_agent(mi300x, collectors=("amdgpu", "rdma"))
+    running = start(agent)
+    eventually(lambda: agent.cycle.cycles >= 1)
+    agent.process.health.evaluate_readiness()
+    status, body = running.get("/readyz")
+    check = json.loads(body)["checks"]["static_facts"]
+    assert status == 503 and not check["ok"]
+    assert "static facts not refreshed: /sys/class/drm: Not a directory" in check["detail"]
+    text = running.get("/metrics")[1].decode()
+    assert 'lens_collector_success{collector="static_facts"} 0.0' in text
+    assert 'lens_collector_success{collector="amdgpu"} 0.0' in text
+    assert "lens_ib_port_state" in text, "the other collectors run"

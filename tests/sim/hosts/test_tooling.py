@@ -34,3 +34,12 @@ def test_unknown_commands_and_missing_flags() -> None:
     assert amdsmi.run(["frob", "--json"], state)[1] == 255
     assert rocmsmi.run(["-t"], state)[1] == 2
     assert rocmsmi.run(["-t", "--json"], state) == ("", 0)
+
+
+def test_a_tool_prints_exactly_the_bytes_it_is_given(mi300x: HostTree) -> None:
+    mi300x.tool_prints("rdma", b"[{\xff}]\n")
+    for args in (("-j", "dev", "show"), ("link", "show")):
+        result = subprocess.run([str(mi300x.tool("rdma")), *args], capture_output=True, timeout=30)
+        assert (result.returncode, result.stdout) == (0, b"[{\xff}]\n")
+    mi300x.break_tool("rdma", None)
+    assert _run(mi300x, "rdma", "-j", "dev", "show").stdout.startswith('[{"ifindex"')
