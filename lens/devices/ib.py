@@ -133,8 +133,10 @@ PORT_FAMILIES: FamilyGroup[RdmaPort] = FamilyGroup(
             "counter",
             samples=lambda p: one(p.receive_packets),
         ),
+        # Named `*_events_total`, not `*_counter_total`: a name must not repeat its type
+        # (promtool check metrics); docs/metrics.md lists the old names.
         spec(
-            "lens_ib_port_pma_counter_total",
+            "lens_ib_port_pma_events_total",
             "Other port counters of the IB performance management agent (errors, discards, "
             "unicast and multicast packets, transmit wait ticks) by name, as the kernel counts.",
             "counter",
@@ -142,7 +144,7 @@ PORT_FAMILIES: FamilyGroup[RdmaPort] = FamilyGroup(
             samples=lambda p: [((name,), float(value)) for name, value in p.counters],
         ),
         spec(
-            "lens_ib_port_hw_counter_total",
+            "lens_ib_port_hw_events_total",
             "Driver counters of a port (hw_counters, what `rdma statistic` shows) by name.",
             "counter",
             ("counter",),

@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,9 @@ _REFUSAL = (
     b"Connection: close\r\n\r\n" + _REFUSAL_BODY
 )
 _DRAIN_BYTES = 1 << 16
+# Line ends ignored before a request line (RFC 9112 2.2 asks for at least one CRLF); past them a
+# blank request line is answered 400.
+_EMPTY_LINE_BYTES = 16
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,7 +190,8 @@ def refuse(sock: socket.socket) -> None:
 
 class TimedRequestHandler(BaseHTTPRequestHandler):
     """A request handler whose reads wait at most what `timed_by` allows: the request head within
-    the read timeout, the next request on a kept-alive connection within the idle timeout."""
+    the read timeout, the next request on a kept-alive connection within the idle timeout.
+    Line ends before a request line are ignored, and a blank request line is answered 400."""
 
     timed_by: Limits
     _reader: DeadlineReader
@@ -215,9 +220,25 @@ class TimedRequestHandler(BaseHTTPRequestHandler):
         # The first request's head must arrive within the read timeout of the connection.
         self._answered = True
         self._reader.expect_head()
+        try:
+            self._skip_empty_lines()
+        except OSError:  # TimeoutError: no request line in time; others: the client is gone
+            self.close_connection = True
+            return
         super().handle_one_request()
+
+    def _skip_empty_lines(self) -> None:
+        """Drop the line ends a client sent before its request line (a stray CRLF after the last
+        request's body): the stdlib would close the connection without a word."""
+        for _ in range(_EMPTY_LINE_BYTES):
+            if self._input.peek(1)[:1] not in (b"\r", b"\n"):
+                return
+            self._input.read(1)
 
     def parse_request(self) -> bool:
         parsed = super().parse_request()
         self._reader.head_done()
+        if not parsed and not self.requestline.split():
+            # A blank request line: the stdlib closes without an answer; say what was wrong.
+            self.send_error(HTTPStatus.BAD_REQUEST, "Empty request line")
         return parsed

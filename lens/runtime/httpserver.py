@@ -174,6 +174,16 @@ def _make_handler(
         default_request_version = "HTTP/1.0"
         timed_by = limits
 
+        @property
+        def request_version(self) -> str:
+            return self._request_version
+
+        @request_version.setter
+        def request_version(self, version: str) -> None:
+            # A request line naming HTTP/0.9 is no HTTP/0.9 request (those had no version), but
+            # the stdlib would answer it, errors included, with the body alone: answer as 1.0.
+            self._request_version = "HTTP/1.0" if version == "HTTP/0.9" else version
+
         def do_GET(self) -> None:
             started = time.perf_counter()
             parts = urlsplit(self.path)

@@ -1,11 +1,12 @@
 """docs/metrics.md: every metric family Lens exports, generated from its declarations (S16.6).
 
 `lens docs metrics` renders it from the FamilySpecs of collectors and the self-metrics the
-runtime declares; a test fails when the committed file is stale.
+runtime declares, then the families renamed (RENAMED); a test fails when the file is stale.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from lens.runtime.selfmetrics import FamilyDoc
@@ -20,11 +21,38 @@ deprecation that keeps the old name for two minor releases.
 """
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Rename:
+    """A family that is exported under a new name; queries of the old name find nothing."""
+
+    old: str
+    new: str
+    why: str
+
+
+# Kept here, not beside the families, so that the document still tells a reader of an old
+# dashboard where a series went after its declaration is gone.
+RENAMED: tuple[Rename, ...] = (
+    Rename(
+        old="lens_ib_port_pma_counter_total",
+        new="lens_ib_port_pma_events_total",
+        why="a name must not repeat its type (`promtool check metrics`); alpha, renamed at once",
+    ),
+    Rename(
+        old="lens_ib_port_hw_counter_total",
+        new="lens_ib_port_hw_events_total",
+        why="a name must not repeat its type (`promtool check metrics`); alpha, renamed at once",
+    ),
+)
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_markdown(sections: Sequence[tuple[str, Sequence[FamilyDoc]]]) -> str:
+def render_markdown(
+    sections: Sequence[tuple[str, Sequence[FamilyDoc]]], renamed: Sequence[Rename] = RENAMED
+) -> str:
     lines = [HEADER]
     for title, docs in sections:
         lines.append(f"## {title}\n")
@@ -35,5 +63,11 @@ def render_markdown(sections: Sequence[tuple[str, Sequence[FamilyDoc]]]) -> str:
             lines.append(
                 f"| `{doc.name}` | {doc.type} | {labels} | {doc.stability} | {_cell(doc.help)} |"
             )
+        lines.append("")
+    if renamed:
+        lines.append("## Renamed families\n")
+        lines.append("| old name | new name | why |")
+        lines.append("|---|---|---|")
+        lines += [f"| `{r.old}` | `{r.new}` | {_cell(r.why)} |" for r in renamed]
         lines.append("")
     return "\n".join(lines)

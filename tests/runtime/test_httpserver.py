@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import logging
+import re
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -10,6 +12,8 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from lens.runtime import exposition, httplimits, httpserver
 from lens.runtime.clock import FakeClock
@@ -245,6 +249,11 @@ def test_stop_ends_idle_kept_alive_connections_at_once() -> None:
         (b"GET / HTTP/9.9\r\n\r\n", b"505"),
         (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", b"414"),
         (b"BREW /pot HTTP/1.1\r\n\r\n", b"501"),
+        # Closed without an answer before issue 16, point 5 (found by the property test below):
+        (b"GET /healthz HTTP/0.9\r\n\r\n", b"200"),  # was the body alone, no status line
+        (b"\r\nGET /healthz HTTP/1.1\r\n\r\n", b"200"),  # a stray CRLF first (RFC 9112 2.2)
+        (b" \r\n\r\n", b"400"),
+        (b"\r\n" * 9 + b"GET /healthz HTTP/1.1\r\n\r\n", b"400"),  # more line ends than ignored
     ],
 )
 def test_a_malformed_request_gets_its_status_and_no_traceback(
@@ -257,3 +266,96 @@ def test_a_malformed_request_gets_its_status_and_no_traceback(
     assert answer.startswith(b"HTTP/1.") and answer[9:12] == status
     assert server.get("/healthz")[0] == 200, "the server goes on"
     assert [r for r in caplog.records if r.levelno >= 30] == []
+
+
+# --- property-based: any bytes a client sends (issue 16, point 5) ------------------------------
+
+_STATUS_LINE = re.compile(rb"HTTP/1\.[01] (\d{3}) [^\r\n]*\r\n")
+# What the ops port may answer: its routes (200, 503 while not ready, 404), the stdlib's refusals
+# of a malformed or unsupported request (400, 414, 431, 501, 505), and 100 Continue.
+_ANSWERS = {100, 200, 400, 404, 414, 431, 501, 503, 505}
+_METHODS = st.sampled_from([b"GET", b"HEAD", b"POST", b"OPTIONS", b"BREW", b"get"]) | st.binary(
+    max_size=8
+)
+_TARGETS = st.sampled_from(
+    [b"/healthz", b"/readyz", b"/metrics", b"/nope", b"/metrics?x=%zz&y", b"*", b"http://h/x"]
+) | st.binary(max_size=24)
+_VERSIONS = st.sampled_from(
+    [b"HTTP/1.1", b"HTTP/1.0", b"HTTP/0.9", b"HTTP/2.0", b"HTTP/1.1.1", b"HTTP/x", b"HTTP/01.1"]
+) | st.binary(max_size=10)
+_HEADER_NAMES = st.sampled_from(
+    [b"Host", b"Content-Length", b"Transfer-Encoding", b"Connection", b"Expect"]
+) | st.binary(max_size=16)
+_HEADER_VALUES = st.sampled_from(
+    [b"close", b"keep-alive", b"100-continue", b"chunked", b"-1", b"99999999999999999999"]
+) | st.binary(max_size=24)
+
+
+@st.composite
+def _requests(draw: st.DrawFn) -> bytes:
+    """One HTTP/1 request, its parts drawn from the valid, the odd and the arbitrary."""
+    # (A line past the stdlib's 64 KiB limit is a unit test above: hypothesis would print it.)
+    line = draw(_METHODS) + b" " + draw(_TARGETS) + b" " + draw(_VERSIONS)
+    headers = draw(st.lists(st.tuples(_HEADER_NAMES, _HEADER_VALUES), max_size=4))
+    if draw(st.integers(0, 9)) == 0:  # past the stdlib's limit of 100 headers
+        headers += [(b"X-Many", b"1")] * 101
+    head = line + b"\r\n" + b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    return head + draw(st.sampled_from([b"\r\n", b"", b"\n"])) + draw(st.binary(max_size=16))
+
+
+def _exchange(port: int, data: bytes) -> bytes:
+    """Send `data`, end the sending side, and read everything the server says until it closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        with suppress(OSError):  # reset, broken pipe, not connected: it answered and closed
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+def _parse_answers(answer: bytes, *, head_sent: bool) -> list[int]:
+    """The status codes of the HTTP/1.1 responses `answer` holds back to back; fails unless each
+    is well formed: a status line, header lines, a blank line, then the body its headers say.
+    With `head_sent`, a response may lack its body: the answer to HEAD has a GET's headers."""
+    statuses = []
+    while answer:
+        status_line = _STATUS_LINE.match(answer)
+        assert status_line is not None, answer[:200]
+        head, separator, rest = answer.partition(b"\r\n\r\n")
+        assert separator, f"an unfinished head: {head[:200]!r}"
+        fields = dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:])
+        status = int(status_line.group(1))
+        statuses.append(status)
+        if head_sent and (not rest or _STATUS_LINE.match(rest)):
+            answer = rest
+        elif b"Content-Length" in fields:
+            length = int(fields[b"Content-Length"])
+            assert len(rest) >= length, "a body shorter than its Content-Length"
+            answer = rest[length:]
+        else:
+            assert status == 100, f"neither a length nor an interim response: {head[:200]!r}"
+            answer = rest
+    return statuses
+
+
+@given(data=st.binary(max_size=300) | _requests() | st.lists(_requests(), max_size=3).map(b"".join))
+@example(data=b"GET /healthz HTTP/1.1\r\n\r\nGET /metrics HTTP/1.1\r\n\r\n")
+@example(data=b"GET /metrics HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc")
+@example(data=b"HEAD /nope HTTP/1.1\r\n\r\n")
+# Answered with the body alone, no status line, before the fix (the 431 page, or the health).
+@example(data=b"GET /healthz HTTP/0.9\r\n" + b"X-Many: 1\r\n" * 101 + b"\r\n")
+@example(data=b"GET /healthz HTTP/0.9\r\n\r\n")
+def test_any_request_bytes_get_well_formed_answers_and_the_server_goes_on(
+    server: Server, caplog: pytest.LogCaptureFixture, data: bytes
+) -> None:
+    caplog.clear()
+    answer = _exchange(server.server.port, data)
+    statuses = _parse_answers(answer, head_sent=b"HEAD" in data)
+    assert set(statuses) <= _ANSWERS, statuses
+    if data.strip(b"\r\n"):
+        assert statuses, "a request that is not blank gets an answer"
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert [r.getMessage() for r in logged] == [], "no warning, no traceback"
+    assert server.get("/healthz")[0] == 200, "the server still answers"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from lens.roles.node_agent import collectors
 from lens.runtime import families, metricsdoc
 from lens.runtime.families import FamilyGroup, FamilySpec
 from lens.runtime.selfmetrics import FamilyDoc, SelfMetrics
@@ -39,3 +40,21 @@ def test_self_metrics_and_family_specs_describe_themselves() -> None:
     assert families.describe([group]) == [
         FamilyDoc(name="lens_gpu_x_ratio", type="gauge", labels=("gpu",), help="X. Opt-in.")
     ]
+
+
+def test_renamed_families_are_listed_old_to_new_after_the_sections() -> None:
+    renamed = [metricsdoc.Rename(old="lens_a_counter_total", new="lens_a_events_total", why="W.")]
+    text = metricsdoc.render_markdown([("Section", [])], renamed)
+    assert text.endswith(
+        "## Renamed families\n\n"
+        "| old name | new name | why |\n"
+        "|---|---|---|\n"
+        "| `lens_a_counter_total` | `lens_a_events_total` | W. |\n"
+    )
+    assert "Renamed" not in metricsdoc.render_markdown([("Section", [])], [])
+
+
+def test_every_rename_leads_from_a_gone_node_agent_family_to_an_exported_one() -> None:
+    exported = set(collectors.family_names())
+    for rename in metricsdoc.RENAMED:
+        assert rename.new in exported and rename.old not in exported, rename
