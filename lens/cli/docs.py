@@ -10,7 +10,7 @@ docs_app = typer.Typer(help="Generate reference documents.", no_args_is_help=Tru
 @docs_app.command("metrics")
 def docs_metrics() -> None:
     """Print docs/metrics.md: every metric family with its type, labels and help."""
-    from lens.containers.node import shipping
+    from lens.containers.node import shipping, watching
     from lens.containers.server import receiving
     from lens.kube.workloads import syncmetrics
     from lens.roles.node_agent import collectors
@@ -23,6 +23,7 @@ def docs_metrics() -> None:
     agent_events, jobs_events = SelfMetrics(process=False), SelfMetrics(process=False)
     controller = SelfMetrics(process=False)
     shipping.ShipperMetrics(agent_events)
+    watching.WatcherMetrics(agent_events)
     receiving.ReceiverMetrics(jobs_events)
     syncmetrics.SyncMetrics(controller)
     controller.gauge(*syncmetrics.LEADER_GAUGE)

@@ -1,15 +1,19 @@
-"""The private dockerd harness: an image built from busybox, containers with labels and devices."""
+"""The private dockerd harness (an image built from busybox, containers with labels and devices)
+and the scripted Engine API."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from lens.sim.containerd import IMAGE
-from lens.sim.docker import PrivateDocker, build_archive
+from lens.sim.docker import PrivateDocker, ScriptedDocker, build_archive, event_line, inspect_body
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -41,3 +45,68 @@ def test_containers_run_with_labels_devices_and_exit_codes(
     assert not {"h-exit", "h-dev"} & set(
         docker.docker("ps", "-a", "--format", "{{.Names}}").stdout.split()
     )
+
+
+class _Unix(http.client.HTTPConnection):
+    def __init__(self, path: str) -> None:
+        super().__init__("localhost", timeout=5)
+        self._path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self._path)
+
+
+def _get(engine: ScriptedDocker, path: str) -> tuple[int, bytes]:
+    connection = _Unix(engine.socket)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_the_scripted_engine_answers_what_the_test_sets(
+    tmp_path_factory: pytest.TempPathFactory, eventually: Callable[..., None]
+) -> None:
+    engine = ScriptedDocker(tmp_path_factory.mktemp("sd") / "docker.sock")
+    engine.bodies["c1"] = inspect_body("c1", name="one", pid="4242")
+    engine.bodies["raw"] = b"{nope"
+    engine.start()
+    try:
+        status, listed = _get(engine, "/v1.41/containers/json?all=1")
+        assert (status, json.loads(listed)) == (200, [{"Id": "c1"}, {"Id": "raw"}])
+        status, body = _get(engine, "/v1.41/containers/c1/json")
+        inspected = json.loads(body)
+        assert (inspected["Name"], inspected["State"]["Pid"]) == ("/one", "4242")
+        assert _get(engine, "/v1.41/containers/raw/json") == (200, b"{nope")
+        assert _get(engine, "/v1.41/containers/gone/json")[0] == 404
+        engine.listing = {"not": "a list"}
+        assert json.loads(_get(engine, "/v1.41/containers/json")[1]) == {"not": "a list"}
+
+        stream = _Unix(engine.socket)
+        stream.request("GET", "/v1.41/events")
+        response = stream.getresponse()
+        eventually(lambda: engine.subscribers == 1)
+        engine.send(event_line("start", "c1", time_nano=1795230203_454553106))
+        message = json.loads(response.readline())
+        assert (message["Action"], message["Actor"]["ID"], message["time"]) == (
+            "start",
+            "c1",
+            1795230203,
+        )
+        engine.close_streams()
+        assert response.read() == b""  # the chunked body ended
+        stream.close()
+        eventually(lambda: engine.subscribers == 0)
+
+        hung_up = _Unix(engine.socket)
+        hung_up.request("GET", "/v1.41/events")
+        hung_up.getresponse()
+        eventually(lambda: engine.subscribers == 1)
+        hung_up.close()
+        eventually(lambda: engine.subscribers == 0)
+    finally:
+        engine.stop()

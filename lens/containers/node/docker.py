@@ -5,7 +5,9 @@ nodes (HostConfig.Devices, a directory standing for every node under it, all GPU
 nodes for a privileged container, NVIDIA device requests by index) become the `linux.devices`
 of an OCI spec, with each node's number read from the host, so attribution is the same as for
 containerd. Events come from `GET /events` filtered to containers; Docker's actions map to
-containerd's topics: create, start, oom, die (with its exitCode) and destroy.
+containerd's topics: create, start, oom, die (with its exitCode) and destroy. The bodies are
+parsed in dockerjson.py; what it cannot read is skipped (a listing) or told to the watcher (an
+event, a container an event names), never an exception other than a SourceError.
 """
 
 from __future__ import annotations
@@ -19,36 +21,27 @@ import socket
 import stat
 import threading
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from lens.containers.node import dockerjson
 from lens.containers.node.records import ContainerRecord, RuntimeEvent, TaskRecord
+from lens.containers.node.watching import RECORD, TOO_LARGE, MalformedError, Skipped
 from lens.runtime import errors
-from lens.runtime.timestamps import parse_rfc3339
 
 log = logging.getLogger(__name__)
 
 API_VERSION = "v1.41"  # Docker 20.10; later engines answer it too
-_ACTIONS = {
-    "create": "/containers/create",
-    "start": "/tasks/start",
-    "oom": "/tasks/oom",
-    "die": "/tasks/exit",
-    "destroy": "/containers/delete",
-}
-_TASK_STATUS = {
-    "created": "created",
-    "running": "running",
-    "restarting": "running",
-    "paused": "paused",
-    "exited": "stopped",
-    "dead": "stopped",
-    "removing": "stopped",
-}
 # Device nodes a privileged container is given that Lens attributes: GPUs and RDMA devices.
 _PRIVILEGED_DIRS = ("/dev/dri", "/dev/infiniband")
 _NVIDIA_MAJOR = 195
+_MAX_NVIDIA_INDEX = (1 << 20) - 1  # a minor number has 20 bits
+# Docker's events are a few KiB; a longer line is skipped, not held in memory.
+MAX_EVENT_BYTES = 1 << 20
+# A device directory is walked this deep, through at most this many entries (--device / would
+# otherwise walk the host), never into a symbolic link to a directory (it could loop).
+_MAX_DEPTH = 8
+_MAX_ENTRIES = 4096
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -62,63 +55,40 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self._path)
 
 
-def parse_time(text: object) -> float | None:
-    """Docker's RFC 3339 times as epoch seconds; None for the zero time (unset)."""
-    if not isinstance(text, str) or not text or text.startswith("0001-01-01"):
-        return None
-    moment = parse_rfc3339(text)
-    if moment is None:
-        raise errors.SourceError(f"docker time {text!r} unreadable")
-    return moment.timestamp()
-
-
-def parse_event(message: Mapping[str, Any]) -> RuntimeEvent | None:
-    """The tracker's event for one /events message; None for actions it does not act on."""
-    if message.get("Type") != "container":
-        return None
-    topic = _ACTIONS.get(str(message.get("Action", "")))
-    actor = message.get("Actor") or {}
-    container_id = str(actor.get("ID") or message.get("id") or "")
-    if topic is None or not container_id:
-        return None
-    nanos = message.get("timeNano")
-    time = int(nanos) / 1e9 if nanos else float(message.get("time") or 0)
-    if topic != "/tasks/exit":
-        return RuntimeEvent(topic=topic, container_id=container_id, time=time)
-    code = str((actor.get("Attributes") or {}).get("exitCode", ""))
-    return RuntimeEvent(
-        topic=topic,
-        container_id=container_id,
-        time=time,
-        exit_status=int(code) if code.lstrip("-").isdigit() else None,
-        exited_at=time,
-    )
-
-
 class DockerEvents:
-    """The open /events stream; iterate for events, `cancel()` from another thread to end it."""
+    """The open /events stream; iterate for events (and skipped messages), `cancel()` from
+    another thread to end it."""
 
     def __init__(self, connection: _UnixConnection, response: http.client.HTTPResponse) -> None:
         self._connection = connection
         self._response = response
         self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._reading = False
 
-    def __iter__(self) -> Iterator[RuntimeEvent]:
+    def __iter__(self) -> Iterator[RuntimeEvent | Skipped]:
+        with self._lock:
+            if self._cancelled.is_set():
+                return  # cancel() closed the connection already
+            self._reading = True
         try:
             yield from self._events()
         finally:
             self._connection.close()
 
-    def _events(self) -> Iterator[RuntimeEvent]:
+    def _events(self) -> Iterator[RuntimeEvent | Skipped]:
         try:
-            for line in self._response:
+            for line in self._lines():
+                if line is None:
+                    yield Skipped(reason=TOO_LARGE, detail=f"over {MAX_EVENT_BYTES} bytes")
+                    continue
                 if not line.strip():
                     continue
                 try:
-                    message = json.loads(line)
-                except ValueError as exc:
-                    raise errors.SourceError(f"docker event is not JSON: {exc}") from exc
-                event = parse_event(message) if isinstance(message, dict) else None
+                    event = dockerjson.parse_event_line(line)
+                except MalformedError as exc:
+                    yield Skipped(reason=exc.reason, detail=str(exc))
+                    continue
                 if event is not None:
                     yield event
         except (OSError, ValueError, http.client.HTTPException) as exc:
@@ -129,10 +99,25 @@ class DockerEvents:
         if not self._cancelled.is_set():
             raise errors.SourceError("docker closed the event stream")
 
+    def _lines(self) -> Iterator[bytes | None]:
+        """The stream's lines; None for one over MAX_EVENT_BYTES, whose rest is read and dropped."""
+        while line := self._response.readline(MAX_EVENT_BYTES + 1):
+            if len(line) <= MAX_EVENT_BYTES:
+                yield line
+                continue
+            while line and not line.endswith(b"\n"):
+                line = self._response.readline(MAX_EVENT_BYTES)
+            yield None
+
     def cancel(self) -> None:
-        """End the stream from another thread: the socket is shut down under the reader, which
-        closes the connection itself (http.client objects are not shared between threads)."""
-        self._cancelled.set()
+        """End the stream, from any thread: the socket is shut down under a reader, which closes
+        the connection itself (http.client objects are not shared between threads)."""
+        with self._lock:
+            self._cancelled.set()
+            reading = self._reading
+        if not reading:  # nobody will read it (a resync failed first): close it here
+            self._connection.close()
+            return
         sock = self._connection.sock
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -146,21 +131,30 @@ class DockerClient:
         self.address = address.removeprefix("unix://")
         self._root = Path(host_root)
         self._timeout = timeout_seconds
+        self._unreadable: set[str] = set()  # containers whose inspect body was logged unreadable
 
     def list_containers(self) -> list[ContainerRecord]:
-        records = (self.get_container(cid) for cid in self._ids())
-        return [r for r in records if r is not None]
+        """Every container but those whose inspect body is unreadable (each logged once)."""
+        records: list[ContainerRecord] = []
+        for cid, found in self._inspect_all():
+            try:
+                records.append(self._record(dockerjson.parse_container(found)))
+            except MalformedError as exc:
+                self._unreadable_body(cid, exc)
+        return records
 
     def get_container(self, container_id: str) -> ContainerRecord | None:
+        """The container; None when gone, MalformedError when its inspect body is unreadable."""
         found = self._inspect(container_id)
-        return None if found is None else self._record(found)
+        return None if found is None else self._record(dockerjson.parse_container(found))
 
     def list_tasks(self) -> dict[str, TaskRecord]:
         tasks: dict[str, TaskRecord] = {}
-        for cid in self._ids():
-            found = self._inspect(cid)
-            if found is not None:
-                tasks[cid] = _task(cid, found.get("State") or {})
+        for cid, found in self._inspect_all():
+            try:
+                tasks[cid] = dockerjson.parse_task(cid, found)
+            except MalformedError as exc:
+                self._unreadable_body(cid, exc)
         return tasks
 
     def subscribe(self) -> DockerEvents:
@@ -169,7 +163,7 @@ class DockerClient:
         try:
             connection.request("GET", f"/{API_VERSION}/events?{query}")
             response = connection.getresponse()
-        except OSError as exc:
+        except (OSError, http.client.HTTPException) as exc:
             connection.close()
             raise errors.SourceError(f"docker at {self.address}: {exc}") from exc
         if response.status != 200:
@@ -180,15 +174,39 @@ class DockerClient:
     def close(self) -> None:
         """Nothing held between calls: each request opens its own connection."""
 
+    def _inspect_all(self) -> list[tuple[str, object]]:
+        """Each listed container's inspect body (those gone meanwhile left out)."""
+        ids = self._ids()
+        self._unreadable &= set(ids)  # forget those gone
+        listed: list[tuple[str, object]] = []
+        for cid in ids:
+            try:
+                body = self._inspect(cid)
+            except MalformedError as exc:
+                self._unreadable_body(cid, exc)
+                continue
+            if body is not None:
+                listed.append((cid, body))
+        return listed
+
+    def _unreadable_body(self, container_id: str, exc: MalformedError) -> None:
+        if container_id not in self._unreadable:
+            self._unreadable.add(container_id)
+            log.warning(
+                "docker container unreadable; left out",
+                extra={"container": container_id, "reason": str(exc)},
+            )
+
     def _ids(self) -> list[str]:
         listed = self._get("/containers/json?all=1")
         if not isinstance(listed, list):
             raise errors.SourceError("docker /containers/json did not answer a list")
-        return [str(c["Id"]) for c in listed if isinstance(c, dict) and c.get("Id")]
+        ids = (c.get("Id") for c in listed if isinstance(c, dict))
+        return [cid for cid in ids if isinstance(cid, str) and cid]
 
-    def _inspect(self, container_id: str) -> dict[str, Any] | None:
-        found = self._get(f"/containers/{urllib.parse.quote(container_id)}/json", missing_ok=True)
-        return found if isinstance(found, dict) else None
+    def _inspect(self, container_id: str) -> object:
+        """The container's inspect body; None when Docker knows no such container."""
+        return self._get(f"/containers/{urllib.parse.quote(container_id)}/json", missing_ok=True)
 
     def _get(self, path: str, *, missing_ok: bool = False) -> object:
         connection = _UnixConnection(self.address, timeout=self._timeout)
@@ -206,101 +224,94 @@ class DockerClient:
             raise errors.SourceError(f"docker {path} answered {response.status}")
         try:
             return json.loads(body)
-        except ValueError as exc:
-            raise errors.SourceError(f"docker {path} answered no JSON: {exc}") from exc
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+            raise MalformedError(f"docker {path} answered no JSON: {exc}", reason=RECORD) from exc
 
-    def _record(self, found: Mapping[str, Any]) -> ContainerRecord:
-        config = found.get("Config") or {}
-        host = found.get("HostConfig") or {}
+    def _record(self, found: dockerjson.InspectedContainer) -> ContainerRecord:
         return ContainerRecord(
-            id=str(found.get("Id", "")),
-            name=str(found.get("Name", "")).lstrip("/"),
-            labels={str(k): str(v) for k, v in (config.get("Labels") or {}).items()},
-            image=str(config.get("Image", "")),
-            spec=json.dumps({"linux": {"devices": self.spec_devices(host)}}).encode(),
-            created_at=parse_time(found.get("Created")) or 0.0,
+            id=found.id,
+            name=found.name,
+            labels=found.labels,
+            image=found.image,
+            spec=json.dumps({"linux": {"devices": self.spec_devices(found.devices)}}).encode(),
+            created_at=found.created_at,
         )
 
-    def spec_devices(self, host: Mapping[str, Any]) -> list[dict[str, object]]:
+    def spec_devices(self, asks: dockerjson.DeviceAsks) -> list[dict[str, object]]:
         """The container's device nodes with their numbers, as an OCI spec lists them."""
-        paths: list[str] = []
-        if host.get("Privileged"):
-            paths.extend(_PRIVILEGED_DIRS)
-        for mapping in host.get("Devices") or []:
-            if isinstance(mapping, dict) and mapping.get("PathOnHost"):
-                paths.append(str(mapping["PathOnHost"]))
+        paths = [*(_PRIVILEGED_DIRS if asks.privileged else ()), *asks.paths]
         nodes = [node for path in paths for node in self._nodes(path)]
-        nodes.extend(self._nvidia_requests(host.get("DeviceRequests") or []))
+        nodes.extend(self._nvidia_requests(asks.gpu_requests))
         return nodes
 
     def _nodes(self, path: str) -> list[dict[str, object]]:
         """The character devices at `path` (every one under it for a directory), on the host:
         under the host root, else where this process sees it (a privileged agent shares /dev)."""
-        where = self._root / path.lstrip("/")
-        try:
-            info = where.stat()
-        except OSError:
-            where = Path(path)
-            try:
-                info = where.stat()
-            except OSError:
-                return []
-        if stat.S_ISDIR(info.st_mode):
-            return [
-                node
-                for child in sorted(where.iterdir())
-                for node in self._nodes(f"{path}/{child.name}")
-            ]
-        if not stat.S_ISCHR(info.st_mode):
-            return []
-        return [
-            {
-                "path": path,
-                "type": "c",
-                "major": os.major(info.st_rdev),
-                "minor": os.minor(info.st_rdev),
-            }
-        ]
+        found: list[dict[str, object]] = []
+        pending = [(path, 0)]  # depth first, in name order
+        for _ in range(_MAX_ENTRIES):
+            if not pending:
+                break
+            current, depth = pending.pop()
+            where, info = self._stat(current)
+            if info is None:
+                continue
+            if stat.S_ISCHR(info.st_mode):
+                major, minor = os.major(info.st_rdev), os.minor(info.st_rdev)
+                found.append({"path": current, "type": "c", "major": major, "minor": minor})
+            elif stat.S_ISDIR(info.st_mode) and self._descends(where, depth):
+                names = reversed(_children(where))
+                pending.extend((f"{current}/{name}", depth + 1) for name in names)
+        return found
 
-    def _nvidia_requests(self, requests: list[Any]) -> list[dict[str, object]]:
+    @staticmethod
+    def _descends(directory: Path, depth: int) -> bool:
+        """Whether a directory found at `depth` is walked: not too deep, and not a symbolic
+        link below the path Docker was given (a link to a parent would loop)."""
+        return depth < _MAX_DEPTH and (depth == 0 or not directory.is_symlink())
+
+    def _stat(self, path: str) -> tuple[Path, os.stat_result | None]:
+        for where in (self._root / path.lstrip("/"), Path(path)):
+            try:
+                return where, where.stat()
+            except (OSError, ValueError):  # ValueError: a NUL in a name read from the host
+                continue
+        return Path(path), None
+
+    def _nvidia_requests(
+        self, requests: tuple[dockerjson.GpuRequest, ...]
+    ) -> list[dict[str, object]]:
         """NVIDIA GPUs asked for by `--gpus`: by index, or a count of the host's GPUs."""
         nodes: list[dict[str, object]] = []
         for request in requests:
-            if not isinstance(request, dict):
-                continue
-            capabilities = [c for group in request.get("Capabilities") or [] for c in group or []]
-            if request.get("Driver") != "nvidia" and "gpu" not in capabilities:
-                continue
-            ids = [str(i) for i in request.get("DeviceIDs") or []]
-            if not ids:
-                present = sorted(
-                    int(p.name[6:])
-                    for p in (self._root / "dev").glob("nvidia[0-9]*")
-                    if p.name[6:].isdigit()
-                )
-                count = int(request.get("Count") or 0)
-                ids = [str(i) for i in (present if count < 0 else present[:count])]
-            for index in ids:
-                if index.isdigit():  # UUIDs are not resolved here (see docs/events.md)
-                    nodes.append(
-                        {
-                            "path": f"/dev/nvidia{index}",
-                            "type": "c",
-                            "major": _NVIDIA_MAJOR,
-                            "minor": int(index),
-                        }
-                    )
+            indexes = [int(i) for i in request.device_ids if _is_index(i)]
+            if not request.device_ids:  # UUIDs are not resolved here (see docs/events.md)
+                present = self._nvidia_present()
+                indexes = present if request.count < 0 else present[: request.count]
+            nodes.extend(
+                {"path": f"/dev/nvidia{i}", "type": "c", "major": _NVIDIA_MAJOR, "minor": i}
+                for i in indexes
+            )
         return nodes
 
+    def _nvidia_present(self) -> list[int]:
+        try:
+            names = [p.name[6:] for p in (self._root / "dev").glob("nvidia[0-9]*")]
+        except OSError:
+            return []
+        return sorted(int(n) for n in names if _is_index(n))
 
-def _task(container_id: str, state: Mapping[str, Any]) -> TaskRecord:
-    status = _TASK_STATUS.get(str(state.get("Status", "")), "unknown")
-    exited_at = parse_time(state.get("FinishedAt")) if status == "stopped" else None
-    code = state.get("ExitCode")
-    return TaskRecord(
-        container_id=container_id,
-        status=status,
-        pid=int(state.get("Pid") or 0),
-        exit_status=int(code) if exited_at is not None and isinstance(code, int) else None,
-        exited_at=exited_at,
+
+def _children(directory: Path) -> list[str]:
+    """The names in a directory, sorted; none when it cannot be read."""
+    try:
+        return sorted(child.name for child in directory.iterdir())
+    except OSError:
+        return []
+
+
+def _is_index(text: str) -> bool:
+    """A GPU index as Docker and the host's /dev/nvidiaN write it: ASCII digits, a minor number."""
+    return (
+        0 < len(text) <= 7 and text.isascii() and text.isdigit() and int(text) <= _MAX_NVIDIA_INDEX
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
+from typing import TypeGuard
 
 from lens.containers.model import Pod
 from lens.runtime import errors
@@ -19,6 +20,7 @@ POD_NAMESPACE = "io.kubernetes.pod.namespace"
 POD_UID = "io.kubernetes.pod.uid"
 CONTAINER_NAME = "io.kubernetes.container.name"
 KIND = "io.cri-containerd.kind"
+_DEVICE_NUMBERS = 1 << 32  # what the event wire holds; Linux's majors and minors are far below
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,8 +39,10 @@ def parse_spec_devices(spec: bytes) -> tuple[SpecDevice, ...]:
         return ()
     try:
         document = json.loads(spec)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # UnicodeDecodeError and a number too long to read included
         raise errors.SourceError(f"OCI spec is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise errors.SourceError("OCI spec is not JSON: nested too deeply") from exc
     if not isinstance(document, dict):
         raise errors.SourceError("OCI spec is not a JSON object")
     linux = document.get("linux")
@@ -49,15 +53,22 @@ def parse_spec_devices(spec: bytes) -> tuple[SpecDevice, ...]:
 
 
 def _device(entry: object) -> SpecDevice | None:
+    """The entry as a device node; None for one that is none (a FIFO, a number that cannot be
+    a device's, a field missing or of the wrong type): the rest of the spec is still read."""
     if not isinstance(entry, dict):
         return None
     path, kind = entry.get("path"), entry.get("type")
     major, minor = entry.get("major"), entry.get("minor")
-    if not isinstance(path, str) or kind not in ("c", "b", "u"):
+    if not isinstance(path, str) or not isinstance(kind, str) or kind not in ("c", "b", "u"):
         return None
-    if not isinstance(major, int) or not isinstance(minor, int):
+    if not _device_number(major) or not _device_number(minor):
         return None
     return SpecDevice(path=path, type="c" if kind == "u" else kind, major=major, minor=minor)
+
+
+def _device_number(value: object) -> TypeGuard[int]:
+    """A major or minor number as the OCI spec holds them (int64; Linux uses 12 and 20 bits)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _DEVICE_NUMBERS
 
 
 def is_sandbox(labels: Mapping[str, str]) -> bool:

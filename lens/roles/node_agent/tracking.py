@@ -27,7 +27,7 @@ from lens.containers.node.podresources import (
 )
 from lens.containers.node.shipping import EventShipper, ShipperMetrics
 from lens.containers.node.tracking import ContainerTracker
-from lens.containers.node.watching import ContainerWatcher
+from lens.containers.node.watching import ContainerWatcher, WatcherMetrics
 from lens.devices import devnodes
 from lens.devices.sysfs import HostFiles
 from lens.roles.node_agent.state import AgentState
@@ -100,6 +100,7 @@ class ContainerTracking:
         self._lock = threading.Lock()
         self._starter: threading.Thread | None = None
         shipped = ShipperMetrics(metrics)
+        watched = WatcherMetrics(metrics)
         boot_id = uuid.uuid4().hex
         journal = Journal(events.journal_dir, boot_id=boot_id) if events.journal_dir else None
         self.outbox = Outbox(
@@ -123,6 +124,7 @@ class ContainerTracking:
                 lookup=lookup,
                 allocated=self._allocated(lookup),
                 wall_time=wall_time,
+                metrics=watched,
             )
             for source, client in runtimes.runtime_clients(containers, host_root=host_root)
         ]
@@ -151,9 +153,11 @@ class ContainerTracking:
             watcher.reconcile()
 
     def check_subscribed(self) -> None:
-        """Readiness: following every runtime's events (NoDataError until its first resync)."""
+        """Readiness: following every runtime's events (NoDataError until its first resync, and
+        while a watcher starts over after a failure, which the detail names)."""
         behind = [
             f"{_RUNTIME_NAMES[w.tracker.source]} at {w.client.address}"
+            + (f" ({w.failure})" if w.failure else "")
             for w in self._watchers
             if not w.connected
         ]
@@ -217,6 +221,7 @@ def _watcher(
     lookup: DeviceTable,
     allocated: Callable[[Pod, str], list[KnownDevice]] | None,
     wall_time: Callable[[], float],
+    metrics: WatcherMetrics,
 ) -> ContainerWatcher:
     tracker = ContainerTracker(
         source=source,
@@ -225,4 +230,4 @@ def _watcher(
         all_containers=containers.all_containers,
         allocated=allocated,
     )
-    return ContainerWatcher(client=client, tracker=tracker, wall_time=wall_time)
+    return ContainerWatcher(client=client, tracker=tracker, wall_time=wall_time, metrics=metrics)

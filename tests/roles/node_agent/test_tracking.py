@@ -7,6 +7,7 @@ and restarted mid-stream.
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
@@ -21,9 +22,14 @@ from pathlib import Path
 import peewee
 import pytest
 
-from lens.runtime.config import DatabaseConfig
+from lens.devices.sysfs import HostFiles
+from lens.roles.node_agent.state import AgentState
+from lens.roles.node_agent.tracking import ContainerTracking, DeviceTable
+from lens.runtime import errors
+from lens.runtime.config import ContainersConfig, DatabaseConfig, EventsConfig
+from lens.runtime.selfmetrics import SelfMetrics
 from lens.sim.containerd import PrivateContainerd, pod_labels
-from lens.sim.docker import PrivateDocker
+from lens.sim.docker import PrivateDocker, ScriptedDocker
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kubelet import podresources
 from lens.sim.kubelet.devices import Device, DeviceAllocator
@@ -393,3 +399,46 @@ def test_docker_containers_are_followed_as_a_second_source(
         if d.container_id == cid
     )
     assert devices == [("gpu", 0), ("ib", 0)]
+
+
+def test_readiness_names_why_a_runtime_is_not_followed_until_it_is_again(
+    host: HostFiles, tmp_path_factory: pytest.TempPathFactory, eventually: Callable[..., None]
+) -> None:
+    """While a watcher starts over (here: Docker answers its listing with no list), the
+    `containers` check fails and says why."""
+    scripted = ScriptedDocker(tmp_path_factory.mktemp("sd") / "docker.sock")
+    scripted.listing = {"not": "a list"}
+    scripted.start()
+    failures: list[BaseException] = []
+    tracking = ContainerTracking(
+        containers=ContainersConfig(
+            containerd_address="", docker_address=scripted.socket, pod_resources_socket=""
+        ),
+        events=EventsConfig(),
+        node="n1",
+        host_root=str(host.root),
+        lookup=DeviceTable(host, AgentState(time.time)),
+        metrics=SelfMetrics(process=False),
+        fail=failures.append,
+    )
+    tracking.devices_known()
+    asyncio.run(tracking.start())
+    try:
+        with pytest.raises(errors.NoDataError, match="not subscribed to docker at"):
+            tracking.check_subscribed()
+
+        def names_the_reason() -> bool:
+            try:
+                tracking.check_subscribed()
+            except errors.NoDataError as exc:
+                return "(docker /containers/json did not answer a list)" in str(exc)
+            return False
+
+        eventually(names_the_reason, timeout=10)
+        scripted.listing = None
+        eventually(lambda: not names_the_reason() and scripted.subscribers == 1, timeout=35)
+        tracking.check_subscribed()
+    finally:
+        asyncio.run(tracking.stop())
+        scripted.stop()
+    assert failures == []
