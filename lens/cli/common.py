@@ -7,6 +7,7 @@ needs them, so `lens --help` stays fast.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
@@ -45,8 +46,19 @@ IntervalOption = Annotated[
 
 def fail(kind: str, message: str, code: int) -> NoReturn:
     """One line on stderr, `lens: KIND: MESSAGE`, and exit `code`."""
-    typer.echo(f"lens: {kind}: {message}", err=True)
+    typer.echo(f"lens: {kind}: {one_line(message)}", err=True)
     raise typer.Exit(code)
+
+
+def one_line(message: str) -> str:
+    """`message` with control characters escaped: a value the user gave, quoted in a message,
+    may hold a newline, and the error must stay one line."""
+    return "".join(
+        repr(char)[1:-1] if unicodedata.category(char) in _CONTROL else char for char in message
+    )
+
+
+_CONTROL = frozenset({"Cc", "Zl", "Zp"})
 
 
 def load(path: str | None) -> Config:

@@ -80,3 +80,13 @@ def test_a_host_root_too_long_for_the_system_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith("lens: config error: --host-root: expected a directory (File name too")
     assert len(err.splitlines()) == 1
+
+
+def test_a_value_with_a_newline_stays_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import typer
+
+    with pytest.raises(typer.Exit):
+        common.fail("usage error", "MI300X does not support compute partition \n\x1b", 2)
+    assert capsys.readouterr().err == (
+        "lens: usage error: MI300X does not support compute partition \\n\\x1b\n"
+    )

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -154,6 +154,7 @@ def test_sim_node_in_a_directory_too_long_for_the_system_is_one_line(tmp_path: P
     st.lists(ARGV_TEXT, min_size=3, max_size=3),
     ARGV_TEXT,
 )
+@example(flags=["--model", "--partition"], values=["", "\n", ""], name="")  # fuzz found it
 def test_sim_node_builds_or_refuses_any_flags_in_one_line(
     tmp_path: Path, flags: list[str], values: list[str], name: str
 ) -> None:
