@@ -103,15 +103,35 @@ class ContainerTracker:
             tasks = reader.list_tasks()
             listed: set[str] = set()
             for record in records:
-                container = self._container(record, tasks.get(record.id))
+                task = tasks.get(record.id)
+                container = self._container(record, task)
                 if container is None:
                     continue
                 listed.add(record.id)
+                if task is None:
+                    container = self._without_task(container, now)
                 self._reconcile(container)
             for gone in [cid for cid in self._live if cid not in listed]:
                 self._deleted(gone, now)
             ids = tuple(sorted(self._live))
             self._emit(Inventory(source=self.source, time=now, container_ids=ids))
+
+    def _without_task(self, container: Container, now: float) -> Container:
+        """A listed container whose task is gone, as the CRI plugin deletes it right after an
+        exit: "no task" is Created only for a container never seen running. One known to have
+        exited keeps its exit; one known running exited unseen, its code unknown (never Created,
+        which would step the stored lifecycle back)."""
+        known = self._live.get(container.id)
+        if known is None or known.status == "Created":
+            return container
+        if known.exited_at is not None or known.status in ("Exit", "OOMKilled"):
+            return dataclasses.replace(
+                container,
+                status=known.status,
+                exit_code=known.exit_code,
+                exited_at=known.exited_at,
+            )
+        return dataclasses.replace(container, status="Exit", exit_code=None, exited_at=now)
 
     def _reconcile(self, container: Container) -> None:
         known = self._live.get(container.id)
@@ -164,8 +184,9 @@ class ContainerTracker:
         exited_at = event.exited_at or event.time
         if known is None or known.exited_at == exited_at:
             return  # /tasks/delete repeats the exit /tasks/exit reported
+        # An exit status the runtime did not give stays unknown: 0 would claim a success.
         changed = dataclasses.replace(
-            known, status="Exit", exit_code=event.exit_status or 0, exited_at=exited_at
+            known, status="Exit", exit_code=event.exit_status, exited_at=exited_at
         )
         self._live[changed.id] = changed
         self._report(EventType.EXITED, changed, exited_at, exit_code=changed.exit_code)

@@ -244,3 +244,59 @@ def test_a_creation_handled_during_a_resync_is_told_after_the_inventory_that_lac
     runtime.handler.join()
     kinds = [("inventory", r.container_ids) if isinstance(r, Inventory) else r.type for r in out]
     assert kinds == [("inventory", ()), EventType.CREATED]
+
+
+def _events(out: list[Record]) -> list[ContainerEvent]:
+    return [r for r in out if isinstance(r, ContainerEvent)]
+
+
+def test_a_task_deleted_right_after_its_exit_keeps_the_exit_status() -> None:
+    """The CRI plugin deletes a task right after it exits: the next listing finds the container
+    with no task, which is no reason to call it Created again (issue 16, point 1)."""
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    runtime.tasks["c1"] = TaskRecord(
+        container_id="c1", status="running", pid=7, exit_status=None, exited_at=None
+    )
+    tracker.resync(runtime, now=11.0)
+    exit_ = RuntimeEvent(
+        topic="/tasks/exit", container_id="c1", time=12.1, exit_status=3, exited_at=12.0
+    )
+    tracker.handle(exit_, runtime)
+    del runtime.tasks["c1"]
+    tracker.handle(
+        RuntimeEvent(
+            topic="/tasks/delete", container_id="c1", time=12.2, exit_status=3, exited_at=12.0
+        ),
+        runtime,
+    )
+    out.clear()
+    tracker.resync(runtime, now=13.0)
+    assert _kinds(out) == [("inventory", "")]
+    (container,) = tracker.containers()
+    assert (container.status, container.exit_code, container.exited_at) == ("Exit", 3, 12.0)
+
+
+def test_a_container_whose_exit_went_unseen_is_exited_with_its_code_unknown() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    runtime.tasks["c1"] = TaskRecord(
+        container_id="c1", status="running", pid=7, exit_status=None, exited_at=None
+    )
+    tracker.resync(runtime, now=11.0)
+    del runtime.tasks["c1"]  # exited and deleted while the stream was down
+    out.clear()
+    tracker.resync(runtime, now=20.0)
+    exited = [e for e in _events(out) if e.type is EventType.EXITED]
+    assert len(exited) == 1 and exited[0].exit_code is None
+    assert exited[0].container.status == "Exit" and exited[0].time == 20.0
+    assert all(e.container.status != "Created" for e in _events(out))
+
+
+def test_an_exit_without_a_status_leaves_the_code_unknown() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=11.0), runtime)
+    tracker.handle(RuntimeEvent(topic="/tasks/exit", container_id="c1", time=12.0), runtime)
+    exited = [e for e in _events(out) if e.type is EventType.EXITED]
+    assert len(exited) == 1 and exited[0].exit_code is None
