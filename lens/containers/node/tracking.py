@@ -72,6 +72,9 @@ class ContainerTracker:
         self._all = all_containers
         self._live: dict[str, Container] = {}
         self._oom_killed: set[str] = set()  # OOM kill reported since the container's last start
+        # When each live container last started, by the runtime's clock: a container that exits
+        # at once is told of its start after its process's exit time (issue 16, point 2).
+        self._started_at: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def containers(self) -> list[Container]:
@@ -164,7 +167,10 @@ class ContainerTracker:
             return
         status = STATUS_AFTER[kind]
         if kind is EventType.STARTED:
+            if known.exited_at is not None and time <= known.exited_at:
+                return  # a start told after the exit it preceded: the lifecycle never goes back
             self._oom_killed.discard(container_id)
+            self._started_at[container_id] = time
         elif kind is EventType.OOM_KILLED:
             if container_id in self._oom_killed:
                 # One kill, several notifications: containerd sends /tasks/oom for each change
@@ -189,10 +195,16 @@ class ContainerTracker:
             known, status="Exit", exit_code=event.exit_status, exited_at=exited_at
         )
         self._live[changed.id] = changed
-        self._report(EventType.EXITED, changed, exited_at, exit_code=changed.exit_code)
+        # Stamped no earlier than its start: a fast container's start event can carry a later
+        # time than its exit, and the stored lifecycle must read created, running, exited.
+        # (one microsecond later: the store keeps microseconds, and a tie would not order them).
+        started_at = self._started_at.get(changed.id)
+        stamped = exited_at if started_at is None else max(exited_at, started_at + 1e-6)
+        self._report(EventType.EXITED, changed, stamped, exit_code=changed.exit_code)
 
     def _deleted(self, container_id: str, time: float) -> None:
         self._oom_killed.discard(container_id)
+        self._started_at.pop(container_id, None)
         known = self._live.pop(container_id, None)
         if known is not None:
             self._report(EventType.DELETED, dataclasses.replace(known, status="Deleted"), time)

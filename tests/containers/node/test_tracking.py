@@ -300,3 +300,35 @@ def test_an_exit_without_a_status_leaves_the_code_unknown() -> None:
     tracker.handle(RuntimeEvent(topic="/tasks/exit", container_id="c1", time=12.0), runtime)
     exited = [e for e in _events(out) if e.type is EventType.EXITED]
     assert len(exited) == 1 and exited[0].exit_code is None
+
+
+def test_a_fast_container_is_stamped_running_before_exited() -> None:
+    """containerd stamps /tasks/start when it publishes it, which for a container that exits at
+    once is after the process's exit time (issue 16, point 2)."""
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=12.003), runtime)
+    tracker.handle(
+        RuntimeEvent(
+            topic="/tasks/exit", container_id="c1", time=12.004, exit_status=0, exited_at=12.001
+        ),
+        runtime,
+    )
+    # A start told late, after the exit it preceded, changes nothing.
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=12.0), runtime)
+    told = [(e.type, e.time) for e in _events(out) if e.type is not EventType.CREATED]
+    assert told == [(EventType.STARTED, 12.003), (EventType.EXITED, 12.003001)]
+    (container,) = tracker.containers()
+    assert (container.status, container.exited_at) == ("Exit", 12.001)
+
+
+def test_a_docker_restart_after_an_exit_is_running_again() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=11.0), runtime)
+    tracker.handle(
+        RuntimeEvent(topic="/tasks/exit", container_id="c1", time=12.0, exit_status=1), runtime
+    )
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=13.0), runtime)
+    assert tracker.containers()[0].status == "Running"
+    assert [e.type for e in _events(out)][-1] is EventType.STARTED
