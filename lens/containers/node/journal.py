@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from google.protobuf.message import DecodeError
 
+from lens.containers import wire
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.runtime import errors
 
@@ -151,9 +152,13 @@ def _read_segment(path: Path) -> list[tuple[int, bytes]]:
         if len(body) < length:
             break
         try:
-            records.append((pb.Record.FromString(body).sequence, body))
+            sequence = pb.Record.FromString(body).sequence
         except DecodeError:
+            sequence = 0
+        if not 1 <= sequence <= wire.MAX_SEQUENCE:
+            # Damaged: sequences start at 1 and never reach 2^63, which the server cannot store.
             log.warning("event journal segment damaged", extra={"path": str(path)})
             break
+        records.append((sequence, body))
         offset += _LENGTH.size + length
     return records

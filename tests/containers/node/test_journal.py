@@ -53,6 +53,20 @@ def test_a_torn_tail_is_left_out(tmp_path: Path) -> None:
     assert [s.sequence for s in saved] == [1, 2]
 
 
+def test_a_sequence_the_server_cannot_store_ends_the_segment_there(tmp_path: Path) -> None:
+    """A damaged segment may hold any number: one of 2^63 or more (or 0) is never sent."""
+    log = Journal(str(tmp_path), boot_id="ffffffff")
+    for sequence, data in [
+        *_records(1, 2),
+        (2**64 - 1, pb.Record(sequence=2**64 - 1).SerializeToString()),
+    ]:
+        log.append(sequence, data)
+    log.append(4, _records(4, 1)[0][1])
+    log.close()
+    saved = Journal(str(tmp_path), boot_id="99999999").load()
+    assert [s.sequence for s in saved] == [1, 2]
+
+
 def test_an_unusable_directory_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(errors.ConfigError, match=r"events\.journal_dir"):
