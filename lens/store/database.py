@@ -1,9 +1,8 @@
 """Open the database named by `database.url` and bind the models to it (STYLE S9.4).
 
-SQLite runs in WAL mode with a busy timeout so several threads can write, each transaction
-taking the write lock when it begins; PostgreSQL and MariaDB get a bounded connection pool.
-Driver errors are translated into StoreError here and in the other store modules; nothing above
-lens.store sees peewee's or a driver's exceptions.
+SQLite runs in WAL mode with a busy timeout so several threads can write; PostgreSQL and
+MariaDB get a bounded connection pool. Driver errors are translated into StoreError here and in
+the other store modules; nothing above lens.store sees peewee's or a driver's exceptions.
 """
 
 from __future__ import annotations
@@ -72,10 +71,6 @@ def _sqlite(url: dburl.DatabaseUrl, cfg: DatabaseConfig) -> peewee.Database:
         url.database,
         pragmas=pragmas,
         timeout=cfg.busy_timeout_seconds,
-        # BEGIN IMMEDIATE: a deferred transaction that read before writing fails at once with
-        # "database is locked" when another connection wrote meanwhile (its snapshot is stale,
-        # which no busy timeout helps); taking the write lock up front waits its turn instead.
-        lock_type="IMMEDIATE",
         field_types={fields.JSON_FIELD_TYPE: "TEXT", fields.DATETIME_FIELD_TYPE: "TEXT"},
     )
 
@@ -140,17 +135,26 @@ def close_all(db: peewee.Database) -> None:
         db.close()
 
 
-def idempotent_transaction(db: peewee.Database, work: Callable[[], T]) -> T:
+def idempotent_transaction(
+    db: peewee.Database, work: Callable[[], T], *, lock_first: bool = False
+) -> T:
     """Run `work` in one transaction; when the connection was lost, reconnect and run it again.
 
     Only for work that is harmless to repeat (upserts on natural keys), and only when this call
     owns the transaction: inside a caller's transaction the error goes up, since the caller's
     earlier statements are gone with the connection.
+
+    `lock_first`, for work that reads before it writes while other connections write: on SQLite
+    the transaction begins IMMEDIATE, taking the write lock up front. A deferred one that read
+    first fails at once with "database is locked" when another connection wrote meanwhile (its
+    snapshot is stale, which no busy timeout helps). Not for every transaction: one holding the
+    write lock while it waits for something else would stall every writer.
     """
     may_retry = not db.in_transaction()
+    begin = {"lock_type": "IMMEDIATE"} if lock_first and engine_of(db) == "sqlite" else {}
     while True:
         try:
-            with session(db), db.atomic():
+            with session(db), db.atomic(**begin):
                 return work()
         except CONNECTION_ERRORS as exc:
             if not may_retry:

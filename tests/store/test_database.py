@@ -60,19 +60,30 @@ def test_sqlite_takes_writes_from_several_threads(tmp_path: Path) -> None:
     assert models.GpuPod.select().count() == 4 * 10 * 20
 
 
-def test_a_sqlite_transaction_takes_the_write_lock_when_it_begins(tmp_path: Path) -> None:
+def test_a_transaction_that_locks_first_takes_the_write_lock_when_it_begins(
+    tmp_path: Path,
+) -> None:
     # Issue 16, point 7: a deferred transaction that read first failed at its first write with
     # "database is locked" whenever another connection had written meanwhile (a stale snapshot,
-    # which the busy timeout does not help); concurrent event batches were refused.
+    # which the busy timeout does not help); concurrent event batches were refused. Only work
+    # that asks for it locks first: a plain transaction takes the lock at its first write.
     db = _sqlite(tmp_path)
     other = sqlite3.connect(str(tmp_path / "sub/dir/lens.db"), timeout=0, isolation_level=None)
-    try:
-        with database.session(db), db.atomic():
+
+    def write(lock_first_expected: bool) -> None:
+        if lock_first_expected:
             with pytest.raises(sqlite3.OperationalError, match="database is locked"):
                 other.execute("BEGIN IMMEDIATE")
-            upserting.upsert(
-                models.GpuPod, [{"cluster": "c", "uid": "u", "namespace": "n", "name": "p"}]
-            )
+        else:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+        upserting.upsert(
+            models.GpuPod, [{"cluster": "c", "uid": "u", "namespace": "n", "name": "p"}]
+        )
+
+    try:
+        database.idempotent_transaction(db, lambda: write(True), lock_first=True)
+        database.idempotent_transaction(db, lambda: write(False))
         other.execute("BEGIN IMMEDIATE")  # free again once committed
         other.execute("ROLLBACK")
     finally:

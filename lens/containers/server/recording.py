@@ -165,8 +165,12 @@ class EventRecorder:
     def write(self, *, node: str, boot_id: str, prepared: Prepared, through: int) -> Committed:
         """Write what `prepare` made and mark `through` committed, atomically."""
         devices = self._stored_devices.changes(prepared.events)
+        # lock_first: a batch that starts with an inventory reads before it writes, while other
+        # agents' batches commit (the 8 concurrent agents of issue 16).
         committed = database.idempotent_transaction(
-            self._db, lambda: self._write(node, boot_id, prepared, devices, through)
+            self._db,
+            lambda: self._write(node, boot_id, prepared, devices, through),
+            lock_first=True,
         )
         self._stored_devices.remember(devices.to_store)
         return committed
