@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from lens.devices.gpu import Vendor
-from lens.devices.sysfs import HostFiles, parse_int
+from lens.devices.sysfs import HostFiles, ReadError, parse_int
 
 PCI_VENDORS: dict[int, Vendor] = {0x1002: "amd", 0x10DE: "nvidia"}
 # PCI base classes of GPUs: 0x03 display controller, 0x12 processing accelerator (MI300).
@@ -24,16 +24,31 @@ def is_gpu(vendor_id: int | None, class_code: int | None) -> bool:
 
 
 def detect_gpu_vendors(host: HostFiles) -> frozenset[Vendor]:
-    """Vendors with at least one GPU among /sys/bus/pci/devices."""
+    """Vendors with at least one GPU among /sys/bus/pci/devices, or among the devices of
+    /sys/class/drm's cards where the bus's directory is missing or unreadable (some hardened
+    or containerised hosts show one and not the other)."""
     found: set[Vendor] = set()
-    for address in host.list("/sys/bus/pci/devices"):
-        device = f"/sys/bus/pci/devices/{address}"
+    for device in _pci_devices(host):
         vendor_id = parse_int(host.read_text(f"{device}/vendor"))
         if vendor_id not in PCI_VENDORS or PCI_VENDORS[vendor_id] in found:
             continue
         if is_gpu(vendor_id, parse_int(host.read_text(f"{device}/class"))):
             found.add(PCI_VENDORS[vendor_id])
     return frozenset(found)
+
+
+def _pci_devices(host: HostFiles) -> list[str]:
+    on_bus = [f"/sys/bus/pci/devices/{address}" for address in host.list("/sys/bus/pci/devices")]
+    try:
+        listed = host.list("/sys/class/drm")
+    except ReadError:
+        listed = []  # a node that is no GPU node at all, as the bus already said
+    cards = [
+        f"/sys/class/drm/{card}/device"
+        for card in listed
+        if card.startswith("card") and card[4:].isdigit()
+    ]
+    return on_bus + cards
 
 
 class VendorPresence:

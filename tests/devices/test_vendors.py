@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from lens.devices import vendors
@@ -31,6 +32,12 @@ def test_both_vendors_on_one_node(mi300x: HostTree, tmp_path: Path) -> None:
     (nvidia / "vendor").write_text("0x10de\n")
     (nvidia / "class").write_text("0x030200\n")
     assert vendors.detect_gpu_vendors(HostFiles(mi300x.root)) == {"amd", "nvidia"}
+
+
+def test_without_the_pci_bus_directory_the_drm_cards_tell(mi300x: HostTree) -> None:
+    """Issue 17, point 4: a host whose /sys/bus/pci/devices is missing showed 0 GPUs."""
+    shutil.rmtree(mi300x.root / "sys/bus/pci/devices")
+    assert vendors.detect_gpu_vendors(HostFiles(mi300x.root)) == {"amd"}
 
 
 def test_a_node_without_sysfs(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import time
 
 import pytest
@@ -34,6 +35,15 @@ def test_an_mi300x_node(mi300x: HostTree) -> None:
     first = document["gpus"][0]
     assert first["pci_bus_id"] == mi300x.node.gpus[0].bdf and first["vendor"] == "amd"
     assert first["dri"][0]["card"] == "/dev/dri/card1"
+
+
+@pytest.mark.slow_timeout
+def test_a_node_without_the_pci_bus_directory_still_shows_its_gpus(mi300x: HostTree) -> None:
+    """Issue 17, point 4: `lens gpus` showed 0 GPUs where /sys/bus/pci/devices is missing."""
+    shutil.rmtree(mi300x.root / "sys/bus/pci/devices")
+    report = gpus.diagnostic(HostConfig(root=str(mi300x.root))).read()
+    assert [g.pci_bus_id for g in report.gpus] == [g.bdf for g in mi300x.node.gpus]
+    assert all(g.utilization_ratio is not None and g.power_watts for g in report.gpus)
 
 
 def test_partitions_show_in_the_dri_column(cpx: HostTree) -> None:
