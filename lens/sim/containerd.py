@@ -1,8 +1,10 @@
 """A real containerd for tests and benchmarks: private root, state and socket, a busybox image.
 
-`PrivateContainerd` starts Debian's containerd (CRI plugin off) under a temporary directory and
-imports a one-layer OCI image made from the host's static busybox; `run()` starts a container
-through `ctr` with CRI labels and device nodes, as the kubelet would through CRI. Device nodes
+`PrivateContainerd` starts Debian's containerd under a temporary directory and imports a
+one-layer OCI image made from the host's static busybox; `run()` starts a container through
+`ctr` with CRI labels and device nodes, as the kubelet would through CRI (`cri_style` deletes the
+task as soon as it exits, as the CRI plugin does). With `cri=True` the CRI plugin runs too, and
+`CriPods` drives pods through it as the kubelet does (host network: no CNI needed). Device nodes
 made with mknod under the test's directory stand in for GPU and RDMA nodes; their numbers match
 a lens.sim host tree's sysfs `dev` files.
 """
@@ -20,9 +22,14 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import grpc
+
+from lens.proto._generated.cri.runtime.v1 import api_pb2 as cri
+from lens.proto._generated.cri.runtime.v1 import api_pb2_grpc as cri_grpc
 from lens.sim import daemons
 
 IMAGE = "lens.test/busybox:1"
+PAUSE_IMAGE = "lens.test/pause:1"  # a CRI pod's sandbox: busybox sleeping until killed
 NAMESPACE = "k8s.io"
 BUSYBOX = "/bin/busybox"
 APPLETS = ("sh", "sleep", "tail", "cat", "true", "false", "echo")
@@ -57,14 +64,20 @@ def busybox_layer(busybox: str = BUSYBOX) -> bytes:
     return out.getvalue()
 
 
-def build_image(path: Path, *, reference: str = IMAGE, busybox: str = BUSYBOX) -> Path:
+def build_image(
+    path: Path,
+    *,
+    reference: str = IMAGE,
+    busybox: str = BUSYBOX,
+    command: Sequence[str] = ("/bin/sh",),
+) -> Path:
     """Write an OCI image layout archive holding busybox; `ctr images import` reads it."""
     layer = busybox_layer(busybox)
     config = json.dumps(
         {
             "architecture": "amd64",
             "os": "linux",
-            "config": {"Cmd": ["/bin/sh"], "Env": ["PATH=/bin"]},
+            "config": {"Cmd": list(command), "Env": ["PATH=/bin"]},
             "rootfs": {"type": "layers", "diff_ids": [_digest(layer)]},
         }
     ).encode()
@@ -119,12 +132,13 @@ def make_device_node(path: Path, major: int, minor: int) -> Path:
 class PrivateContainerd:
     """containerd on a private socket under `directory`, until `stop()`."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, cri: bool = False) -> None:
         for tool in ("containerd", "ctr", "runc"):
             if shutil.which(tool) is None:
                 raise ContainerdUnavailable(f"{tool} not found: run scripts/services")
         self.directory = directory
         self.socket = str(directory / "containerd.sock")
+        self.cri = cri
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 20.0) -> None:
@@ -133,9 +147,9 @@ class PrivateContainerd:
             "version = 2\n"
             f'root = "{self.directory / "root"}"\n'
             f'state = "{self.directory / "state"}"\n'
-            'disabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
-            f'[grpc]\n  address = "{self.socket}"\n'
-            f'[ttrpc]\n  address = "{self.socket}.ttrpc"\n'
+            + ("" if self.cri else 'disabled_plugins = ["io.containerd.grpc.v1.cri"]\n')
+            + f'[grpc]\n  address = "{self.socket}"\n'
+            f'[ttrpc]\n  address = "{self.socket}.ttrpc"\n' + self._cri_config()
         )
         self._process = daemons.start(
             ["containerd", "--config", str(config)],
@@ -145,17 +159,47 @@ class PrivateContainerd:
             failure=ContainerdUnavailable,
         )
 
+    def _cri_config(self) -> str:
+        """The CRI plugin's table: its pods' sandbox image, and CNI directories of its own (its
+        pods use the host's network, so none is configured)."""
+        if not self.cri:
+            return ""
+        cni = self.directory / "cni"
+        return (
+            '[plugins."io.containerd.grpc.v1.cri"]\n'
+            f'  sandbox_image = "{PAUSE_IMAGE}"\n'
+            "  disable_apparmor = true\n"
+            # No lowering of the sandbox's oom_score_adj: this host may not allow it.
+            "  restrict_oom_score_adj = true\n"
+            '[plugins."io.containerd.grpc.v1.cri".cni]\n'
+            f'  bin_dir = "{cni / "bin"}"\n'
+            f'  conf_dir = "{cni / "conf"}"\n'
+        )
+
     def import_image(self) -> str:
-        archive = build_image(self.directory / "busybox.tar")
-        # The image is named by the index's ref.name annotation. (`--index-name` would name a
-        # second image after the index itself, and ctr 1.6 then races to unpack one of the two.)
-        imported = self.ctr("images", "import", str(archive), check=False)
-        if imported.returncode != 0:
-            raise ContainerdUnavailable(f"ctr images import failed: {imported.stderr.strip()}")
+        images: list[tuple[Path, str, Sequence[str]]] = [
+            (self.directory / "busybox.tar", IMAGE, ("/bin/sh",))
+        ]
+        if self.cri:
+            pause = ("/bin/sleep", "2147483647")
+            images.append((self.directory / "pause.tar", PAUSE_IMAGE, pause))
+        for path, reference, command in images:
+            archive = build_image(path, reference=reference, command=command)
+            # The image is named by the index's ref.name annotation. (`--index-name` would name
+            # a second image after the index itself, and ctr 1.6 then races to unpack one.)
+            imported = self.ctr("images", "import", str(archive), check=False)
+            if imported.returncode != 0:
+                raise ContainerdUnavailable(f"ctr images import failed: {imported.stderr.strip()}")
         return IMAGE
 
     def stop(self) -> None:
         if self._process is not None:
+            if self.cri:
+                pods = CriPods(self)
+                try:
+                    pods.remove_pods()
+                finally:
+                    pods.close()
             daemons.stop(self._process, timeout=10)
             self._process = None
 
@@ -177,11 +221,14 @@ class PrivateContainerd:
         *,
         labels: Mapping[str, str] = {},  # read only
         devices: Sequence[Path] = (),
+        mounts: Sequence[Path] = (),
         memory_limit: int | None = None,
         detach: bool = False,
         remove: bool = True,
     ) -> subprocess.CompletedProcess[str]:
-        """`ctr run`: create and start a container; waits for it unless `detach`."""
+        """`ctr run`: create and start a container; waits for it unless `detach`. Waiting, ctr
+        deletes the task as soon as it exits (as the CRI plugin does), and with `remove` the
+        container too. `mounts`: host directories, read-only at the same path inside."""
         args = ["run"]
         if remove and not detach:
             args.append("--rm")
@@ -191,6 +238,8 @@ class PrivateContainerd:
             args += ["--label", f"{key}={value}"]
         for device in devices:
             args += ["--device", str(device)]
+        for mount in mounts:
+            args += ["--mount", f"type=bind,src={mount},dst={mount},options=rbind:ro"]
         if memory_limit is not None:
             args += ["--memory-limit", str(memory_limit)]
         return self.ctr(*args, IMAGE, name, *command, check=False)
@@ -202,6 +251,98 @@ class PrivateContainerd:
                 break
             time.sleep(0.05)
         self.ctr("containers", "delete", name, check=False)
+
+
+class CriPods:
+    """Pods run through containerd's CRI plugin as the kubelet runs them (`PrivateContainerd`
+    with `cri=True`): a sandbox per pod on the host's network, then its containers. The plugin
+    deletes a container's task as soon as it exits and keeps its status until it is removed."""
+
+    def __init__(self, ctd: PrivateContainerd, *, timeout: float = 30.0) -> None:
+        self._channel = grpc.insecure_channel(f"unix://{ctd.socket}")
+        self._runtime = cri_grpc.RuntimeServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self._timeout = timeout
+        self._pods: dict[str, cri.PodSandboxConfig] = {}
+
+    def run_pod(self, *, name: str, namespace: str, uid: str) -> str:
+        """Start a pod's sandbox; its id."""
+        host_network = cri.NamespaceOption(network=cri.NODE)
+        config = cri.PodSandboxConfig(
+            metadata=cri.PodSandboxMetadata(name=name, namespace=namespace, uid=uid),
+            linux=cri.LinuxPodSandboxConfig(
+                security_context=cri.LinuxSandboxSecurityContext(namespace_options=host_network)
+            ),
+        )
+        reply = self._runtime.RunPodSandbox(
+            cri.RunPodSandboxRequest(config=config), timeout=self._timeout
+        )
+        self._pods[reply.pod_sandbox_id] = config
+        return str(reply.pod_sandbox_id)
+
+    def start_container(
+        self,
+        pod: str,
+        name: str,
+        command: Sequence[str],
+        *,
+        devices: Sequence[Path] = (),
+        mounts: Sequence[Path] = (),
+    ) -> str:
+        """Create and start a container in the pod, with the labels the kubelet gives; its id.
+        `mounts`: host directories, read-only at the same path inside."""
+        meta = self._pods[pod].metadata
+        labels = pod_labels(pod=meta.name, namespace=meta.namespace, uid=meta.uid, container=name)
+        del labels["io.cri-containerd.kind"]  # the plugin's own label, which it adds
+        config = cri.ContainerConfig(
+            metadata=cri.ContainerMetadata(name=name),
+            labels=labels,
+            image=cri.ImageSpec(image=IMAGE),
+            command=list(command),
+            devices=[
+                cri.Device(container_path=str(d), host_path=str(d), permissions="rw")
+                for d in devices
+            ],
+            mounts=[
+                cri.Mount(container_path=str(m), host_path=str(m), readonly=True) for m in mounts
+            ],
+        )
+        created = self._runtime.CreateContainer(
+            cri.CreateContainerRequest(
+                pod_sandbox_id=pod, config=config, sandbox_config=self._pods[pod]
+            ),
+            timeout=self._timeout,
+        )
+        self._runtime.StartContainer(
+            cri.StartContainerRequest(container_id=created.container_id), timeout=self._timeout
+        )
+        return str(created.container_id)
+
+    def status(self, container_id: str) -> cri.ContainerStatus:
+        request = cri.ContainerStatusRequest(container_id=container_id)
+        reply: cri.ContainerStatusResponse = self._runtime.ContainerStatus(
+            request, timeout=self._timeout
+        )
+        return reply.status
+
+    def remove_container(self, container_id: str) -> None:
+        request = cri.RemoveContainerRequest(container_id=container_id)
+        self._runtime.RemoveContainer(request, timeout=self._timeout)
+
+    def remove_pods(self) -> None:
+        """Stop and remove every pod, with its containers: their processes and the sandbox's
+        /dev/shm mount would outlive containerd."""
+        listed = self._runtime.ListPodSandbox(cri.ListPodSandboxRequest(), timeout=self._timeout)
+        for pod in listed.items:
+            self._runtime.StopPodSandbox(
+                cri.StopPodSandboxRequest(pod_sandbox_id=pod.id), timeout=self._timeout
+            )
+            self._runtime.RemovePodSandbox(
+                cri.RemovePodSandboxRequest(pod_sandbox_id=pod.id), timeout=self._timeout
+            )
+            self._pods.pop(pod.id, None)
+
+    def close(self) -> None:
+        self._channel.close()
 
 
 def pod_labels(*, pod: str, namespace: str, uid: str, container: str) -> dict[str, str]:

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import json
 import tarfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from lens.proto._generated.cri.runtime.v1 import api_pb2 as cri
 from lens.sim import containerd as harness
 
 pytestmark = pytest.mark.slow_timeout
@@ -32,3 +34,38 @@ def test_pod_labels_are_the_cri_labels() -> None:
 def test_containers_run_on_the_private_containerd(containerd: harness.PrivateContainerd) -> None:
     done = containerd.run("echo-1", ["sh", "-c", "echo hello; exit 7"])
     assert (done.returncode, done.stdout.strip()) == (7, "hello")
+
+
+@pytest.fixture(scope="module")
+def cri_containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[harness.PrivateContainerd]:
+    runtime = harness.PrivateContainerd(tmp_path_factory.mktemp("cri"), cri=True)
+    runtime.start()
+    try:
+        runtime.import_image()
+        yield runtime
+    finally:
+        runtime.stop()
+
+
+def test_cri_pods_run_and_the_plugin_deletes_an_exited_task_but_keeps_its_status(
+    cri_containerd: harness.PrivateContainerd, eventually: Callable[..., None]
+) -> None:
+    pods = harness.CriPods(cri_containerd)
+    try:
+        pod = pods.run_pod(name="p", namespace="ns", uid="u-1")
+        cid = pods.start_container(pod, "main", ["sh", "-c", "exit 3"])
+        eventually(lambda: pods.status(cid).state == cri.CONTAINER_EXITED, timeout=10)
+        status = pods.status(cid)
+        assert (status.exit_code, status.metadata.name) == (3, "main")
+        # Both stamped, in whichever order: a process that exits at once may end before CRI
+        # stamps its start, once StartContainer returns (issue 16, point 2).
+        assert status.finished_at > 0 and status.started_at > 0
+        tasks = cri_containerd.ctr("tasks", "ls", "--quiet").stdout.split()
+        assert cid not in tasks and pod in tasks  # the pod's sandbox runs on
+        labels = json.loads(cri_containerd.ctr("containers", "info", cid).stdout)["Labels"]
+        assert labels["io.kubernetes.pod.uid"] == "u-1"
+        pods.remove_container(cid)
+        pods.remove_pods()
+        assert cri_containerd.ctr("containers", "ls", "--quiet").stdout.split() == []
+    finally:
+        pods.close()

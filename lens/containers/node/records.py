@@ -40,3 +40,13 @@ class RuntimeEvent:
     pid: int | None = None
     exit_status: int | None = None
     exited_at: float | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeStatus:
+    """What the runtime still knows of a container whose task is gone: containerd's CRI plugin
+    keeps every container's status, exit code included, until the container is removed."""
+
+    state: str  # created, running, exited or unknown
+    exit_code: int | None  # set when exited
+    finished_at: float | None  # set when exited

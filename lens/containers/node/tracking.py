@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from lens.containers.model import (
     STATUS_AFTER,
@@ -32,7 +32,12 @@ from lens.containers.node.attribution import (
     attribute,
     with_allocated_gpus,
 )
-from lens.containers.node.records import ContainerRecord, RuntimeEvent, TaskRecord
+from lens.containers.node.records import (
+    ContainerRecord,
+    RuntimeEvent,
+    RuntimeStatus,
+    TaskRecord,
+)
 from lens.runtime import errors
 
 log = logging.getLogger(__name__)
@@ -46,6 +51,14 @@ class ContainerReader(Protocol):
     def list_containers(self) -> list[ContainerRecord]: ...
 
     def list_tasks(self) -> dict[str, TaskRecord]: ...
+
+
+@runtime_checkable
+class StatusReader(Protocol):
+    """A runtime that keeps a container's status after its task is gone: containerd with its
+    CRI plugin (Docker never lists a container without its state)."""
+
+    def last_status(self, container_id: str) -> RuntimeStatus | None: ...
 
 
 _TASK_STATUS = {"created": "Created", "running": "Running", "paused": "Running", "stopped": "Exit"}
@@ -75,6 +88,9 @@ class ContainerTracker:
         # When each live container last started, by the runtime's clock: a container that exits
         # at once is told of its start after its process's exit time (issue 16, point 2).
         self._started_at: dict[str, float] = {}
+        # Exited containers containerd has since given a new task (/tasks/create): their next
+        # start is a new run, not a late word of the one that ended.
+        self._new_task: set[str] = set()
         self._lock = threading.Lock()
 
     def containers(self) -> list[Container]:
@@ -89,6 +105,8 @@ class ContainerTracker:
                 self._created(event, reader)
             elif event.topic == "/containers/delete":
                 self._deleted(event.container_id, event.time)
+            elif event.topic == "/tasks/create":
+                self._task_created(event.container_id, event.time)
             elif event.topic == "/tasks/start":
                 self._change(event.container_id, EventType.STARTED, event.time, reader)
             elif event.topic == "/tasks/oom":
@@ -112,28 +130,40 @@ class ContainerTracker:
                     continue
                 listed.add(record.id)
                 if task is None:
-                    container = self._without_task(container, now)
+                    container = self._without_task(container, now, reader)
                 self._reconcile(container)
             for gone in [cid for cid in self._live if cid not in listed]:
                 self._deleted(gone, now)
             ids = tuple(sorted(self._live))
             self._emit(Inventory(source=self.source, time=now, container_ids=ids))
 
-    def _without_task(self, container: Container, now: float) -> Container:
+    def _without_task(self, container: Container, now: float, reader: ContainerReader) -> Container:
         """A listed container whose task is gone, as the CRI plugin deletes it right after an
-        exit: "no task" is Created only for a container never seen running. One known to have
-        exited keeps its exit; one known running exited unseen, its code unknown (never Created,
-        which would step the stored lifecycle back)."""
+        exit. An exit seen keeps its status and code; else the CRI plugin's status tells (an
+        agent that was down knows nothing of its own). Without either, "no task" is Created only
+        for a container seen created and never running; any other exited unseen, its code
+        unknown: never Created, which would step the stored lifecycle back."""
         known = self._live.get(container.id)
-        if known is None or known.status == "Created":
-            return container
-        if known.exited_at is not None or known.status in ("Exit", "OOMKilled"):
+        if known is not None and (known.exited_at is not None or known.status == "Exit"):
             return dataclasses.replace(
                 container,
                 status=known.status,
                 exit_code=known.exit_code,
                 exited_at=known.exited_at,
             )
+        status = reader.last_status(container.id) if isinstance(reader, StatusReader) else None
+        if status is not None and status.state == "exited":
+            return dataclasses.replace(
+                container, status="Exit", exit_code=status.exit_code, exited_at=status.finished_at
+            )
+        if status is not None and status.state == "running":
+            # CRI deletes the task before it records the exit, which is on its way as events.
+            return dataclasses.replace(container, status="Running")
+        never_ran = known is None or known.status == "Created"
+        if never_ran and status is not None and status.state == "created":
+            return container
+        if known is not None and known.status == "Created" and status is None:
+            return container
         return dataclasses.replace(container, status="Exit", exit_code=None, exited_at=now)
 
     def _reconcile(self, container: Container) -> None:
@@ -146,7 +176,10 @@ class ContainerTracker:
             self._report(EventType.OBSERVED, container, container.created_at)
         if container.exited_at is not None and (known is None or known.exited_at is None):
             self._report(
-                EventType.EXITED, container, container.exited_at, exit_code=container.exit_code
+                EventType.EXITED,
+                container,
+                self._exit_stamp(container.id, container.exited_at),
+                exit_code=container.exit_code,
             )
 
     def _created(self, event: RuntimeEvent, reader: ContainerReader) -> None:
@@ -167,10 +200,12 @@ class ContainerTracker:
             return
         status = STATUS_AFTER[kind]
         if kind is EventType.STARTED:
-            if known.exited_at is not None and time <= known.exited_at:
+            if known.exited_at is not None and not self._runs_again(container_id, time, known):
                 return  # a start told after the exit it preceded: the lifecycle never goes back
+            self._new_task.discard(container_id)
             self._oom_killed.discard(container_id)
             self._started_at[container_id] = time
+            known = dataclasses.replace(known, exit_code=None, exited_at=None)
         elif kind is EventType.OOM_KILLED:
             if container_id in self._oom_killed:
                 # One kill, several notifications: containerd sends /tasks/oom for each change
@@ -195,15 +230,37 @@ class ContainerTracker:
             known, status="Exit", exit_code=event.exit_status, exited_at=exited_at
         )
         self._live[changed.id] = changed
-        # Stamped no earlier than its start: a fast container's start event can carry a later
-        # time than its exit, and the stored lifecycle must read created, running, exited.
-        # (one microsecond later: the store keeps microseconds, and a tie would not order them).
-        started_at = self._started_at.get(changed.id)
-        stamped = exited_at if started_at is None else max(exited_at, started_at + 1e-6)
+        self._new_task.discard(changed.id)
+        stamped = self._exit_stamp(changed.id, exited_at)
         self._report(EventType.EXITED, changed, stamped, exit_code=changed.exit_code)
+
+    def _task_created(self, container_id: str, time: float) -> None:
+        # A task is created (and told) before its process starts: one told after an exit but
+        # stamped before it is the ended run's own, told late.
+        known = self._live.get(container_id)
+        if known is not None and known.exited_at is not None and time > known.exited_at:
+            self._new_task.add(container_id)
+
+    def _runs_again(self, container_id: str, time: float, known: Container) -> bool:
+        """Whether a start told after an exit is a new run. containerd runs a container again
+        only in a new task, told of by /tasks/create; without one, the start is the ended
+        run's, told late (its time, when containerd published it, may be after the exit).
+        Docker tells of its events in order: a start after the exit is a restart."""
+        if container_id in self._new_task:
+            return True
+        exited_at = known.exited_at
+        return self.source is Source.DOCKER and exited_at is not None and time > exited_at
+
+    def _exit_stamp(self, container_id: str, exited_at: float) -> float:
+        """An exit's time, no earlier than its start: a fast container's start event can carry
+        a later time than its exit, and the stored lifecycle must read created, running, exited
+        (one microsecond later: the store keeps microseconds, and a tie would not order them)."""
+        started_at = self._started_at.get(container_id)
+        return exited_at if started_at is None else max(exited_at, started_at + 1e-6)
 
     def _deleted(self, container_id: str, time: float) -> None:
         self._oom_killed.discard(container_id)
+        self._new_task.discard(container_id)
         self._started_at.pop(container_id, None)
         known = self._live.pop(container_id, None)
         if known is not None:

@@ -5,7 +5,8 @@ prepared (rows made, no database) while the previous batch is written. This writ
 node_containers, node_container_devices and node_container_events through the store's upsert
 helpers and advances event_streams.committed_sequence in the same transaction, so a record is
 either committed with its sequence or not at all, and a resent one is skipped. An Inventory
-closes the rows of containers that ended while nobody watched.
+closes the rows of containers that ended while nobody watched; lifecycle.py keeps each row on
+its lifecycle.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from lens.containers.model import (
     Inventory,
     Record,
 )
+from lens.containers.server import lifecycle
 from lens.store import database, models, upserting
 
 
@@ -92,16 +94,49 @@ class StoredDevices:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Told:
-    """The planned rows of the events told between two inventories (or the batch's ends)."""
+    """The events told between two inventories (or the batch's ends), with their rows planned
+    as if each container's last event were the whole story, which it nearly always is."""
 
+    cluster: str
+    told: tuple[ContainerEvent, ...]
     containers: upserting.Planned | None
     events: upserting.Planned | None
 
     def write(self) -> int:
-        """Write both; the event rows new to the table."""
+        """Write both, each container kept on its lifecycle (lifecycle.py); the event rows new
+        to the table."""
+        folded = lifecycle.fold(lifecycle.read_states(self.cluster, self.told), self.told)
         if self.containers is not None:
             self.containers.write()
-        return 0 if self.events is None else self.events.write()
+        lifecycle.correct(self.cluster, _stepped_back(self.told, folded))
+        events = self.events
+        if folded.dropped:
+            kept = [e for i, e in enumerate(self.told) if i not in folded.dropped]
+            events = _plan_events(self.cluster, kept)
+        return 0 if events is None else events.write()
+
+
+def _stepped_back(
+    told: Sequence[ContainerEvent], folded: lifecycle.Folded
+) -> dict[str, lifecycle.State]:
+    """The containers whose planned row (as of their last event) the lifecycle corrects."""
+    last = {e.container.id: e.container for e in told}
+    return {
+        cid: state
+        for cid, state in folded.states.items()
+        if cid in last
+        and (last[cid].status, last[cid].exit_code) != (state.status, state.exit_code)
+    }
+
+
+def _plan_events(cluster: str, events: Sequence[ContainerEvent]) -> upserting.Planned | None:
+    return upserting.plan_insert_new(
+        models.NodeContainerEvent,
+        upserting.Table(
+            EVENT_COLUMNS,
+            [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
+        ),
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,19 +248,15 @@ class EventRecorder:
         # A container's row as of its last event here is the row the upsert would keep anyway.
         last = {e.container.id: e for e in events}
         return _Told(
-            containers=upserting.plan_upsert(
+            cluster,
+            tuple(events),
+            upserting.plan_upsert(
                 models.NodeContainer,
                 upserting.Table(
                     CONTAINER_COLUMNS, [container_row(cluster, node, e) for e in last.values()]
                 ),
             ),
-            events=upserting.plan_insert_new(
-                models.NodeContainerEvent,
-                upserting.Table(
-                    EVENT_COLUMNS,
-                    [event_row(cluster, e) for e in events if e.type is not EventType.OBSERVED],
-                ),
-            ),
+            _plan_events(cluster, events),
         )
 
     def _write_devices(self, devices: DeviceChanges) -> None:

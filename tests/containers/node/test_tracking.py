@@ -3,8 +3,16 @@ from __future__ import annotations
 import json
 import threading
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from lens.containers.model import ContainerEvent, EventType, Inventory, Record, Source
-from lens.containers.node.records import ContainerRecord, RuntimeEvent, TaskRecord
+from lens.containers.node.records import (
+    ContainerRecord,
+    RuntimeEvent,
+    RuntimeStatus,
+    TaskRecord,
+)
 from lens.containers.node.tracking import ContainerTracker
 from lens.devices.devnodes import NodeDevice
 
@@ -46,11 +54,22 @@ class Runtime:
         return dict(self.tasks)
 
 
-def _tracker() -> tuple[ContainerTracker, list[Record]]:
+class CriRuntime(Runtime):
+    """containerd with its CRI plugin, which keeps each container's status past its task."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statuses: dict[str, RuntimeStatus] = {}
+
+    def last_status(self, container_id: str) -> RuntimeStatus | None:
+        return self.statuses.get(container_id)
+
+
+def _tracker(source: Source = Source.CONTAINERD) -> tuple[ContainerTracker, list[Record]]:
     out: list[Record] = []
     table = {(226, 128): GPU}
     tracker = ContainerTracker(
-        source=Source.CONTAINERD, lookup=lambda a, b: table.get((a, b)), emit=out.append
+        source=source, lookup=lambda a, b: table.get((a, b)), emit=out.append
     )
     return tracker, out
 
@@ -323,7 +342,7 @@ def test_a_fast_container_is_stamped_running_before_exited() -> None:
 
 
 def test_a_docker_restart_after_an_exit_is_running_again() -> None:
-    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime, (tracker, out) = Runtime(), _tracker(Source.DOCKER)
     runtime.add("c1")
     tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=11.0), runtime)
     tracker.handle(
@@ -332,3 +351,167 @@ def test_a_docker_restart_after_an_exit_is_running_again() -> None:
     tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=13.0), runtime)
     assert tracker.containers()[0].status == "Running"
     assert [e.type for e in _events(out)][-1] is EventType.STARTED
+
+
+def test_a_start_told_after_the_exit_it_preceded_is_dropped_whatever_its_time() -> None:
+    """containerd stamps /tasks/start when it publishes it, after the exit time of a container
+    that ends at once, and may deliver it after /tasks/exit (issue 16, point 2)."""
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/containers/create", container_id="c1", time=10.0), runtime)
+    exit_ = RuntimeEvent(
+        topic="/tasks/exit", container_id="c1", time=12.004, exit_status=0, exited_at=12.001
+    )
+    tracker.handle(exit_, runtime)
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=12.003), runtime)
+    assert _kinds(out) == [("created", "Created"), ("exited", "Exit")]
+    (container,) = tracker.containers()
+    assert (container.status, container.exit_code) == ("Exit", 0)
+
+
+def test_a_containerd_container_runs_again_only_in_a_new_task() -> None:
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=11.0), runtime)
+    tracker.handle(
+        RuntimeEvent(topic="/tasks/exit", container_id="c1", time=12.0, exit_status=1), runtime
+    )
+    tracker.handle(RuntimeEvent(topic="/tasks/create", container_id="c1", time=13.0), runtime)
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=13.1), runtime)
+    (container,) = tracker.containers()
+    assert (container.status, container.exit_code, container.exited_at) == ("Running", None, None)
+    tracker.handle(
+        RuntimeEvent(topic="/tasks/exit", container_id="c1", time=14.0, exit_status=2), runtime
+    )
+    exits = [(e.time, e.exit_code) for e in _events(out) if e.type is EventType.EXITED]
+    assert exits == [(12.0, 1), (14.0, 2)]
+
+
+def _listed_without_task(runtime: Runtime, now: float) -> tuple[list[Record], ContainerTracker]:
+    """A fresh tracker (an agent just restarted) listing c1, whose task is gone."""
+    tracker, out = _tracker()
+    runtime.add("c1")
+    tracker.resync(runtime, now=now)
+    return out, tracker
+
+
+def test_an_agent_that_was_down_takes_the_exit_from_the_cri_plugins_status() -> None:
+    """The exit happened while the agent was down and CRI deleted the task: CRI still has the
+    code and time, the very ones /tasks/exit told (issue 16, point 1)."""
+    runtime = CriRuntime()
+    runtime.statuses["c1"] = RuntimeStatus(state="exited", exit_code=3, finished_at=12.5)
+    out, tracker = _listed_without_task(runtime, 20.0)
+    exited = [e for e in _events(out) if e.type is EventType.EXITED]
+    assert [(e.time, e.exit_code, e.container.status) for e in exited] == [(12.5, 3, "Exit")]
+    assert all(e.container.status == "Exit" for e in _events(out))
+    # The exit told late by the stream is the same one: nothing more.
+    out.clear()
+    tracker.handle(
+        RuntimeEvent(
+            topic="/tasks/exit", container_id="c1", time=12.6, exit_status=3, exited_at=12.5
+        ),
+        runtime,
+    )
+    assert out == []
+
+
+def test_cri_tells_a_container_only_created_and_one_whose_exit_is_on_its_way() -> None:
+    runtime = CriRuntime()
+    runtime.statuses["c1"] = RuntimeStatus(state="created", exit_code=None, finished_at=None)
+    out, _ = _listed_without_task(runtime, 20.0)
+    assert {e.container.status for e in _events(out)} == {"Created"}
+    runtime.statuses["c1"] = RuntimeStatus(state="running", exit_code=None, finished_at=None)
+    out, _ = _listed_without_task(runtime, 20.0)
+    assert {e.container.status for e in _events(out)} == {"Running"}
+
+
+def test_an_agent_that_was_down_without_cri_records_an_exit_with_its_code_unknown() -> None:
+    for runtime in (Runtime(), CriRuntime()):  # no CRI at all, or CRI does not know it
+        out, _ = _listed_without_task(runtime, 20.0)
+        statuses = {e.container.status for e in _events(out)}
+        exited = [e for e in _events(out) if e.type is EventType.EXITED]
+        assert statuses == {"Exit"} and [(e.time, e.exit_code) for e in exited] == [(20.0, None)]
+
+
+def test_a_listing_exit_of_a_fast_container_is_stamped_after_its_start() -> None:
+    runtime, (tracker, out) = CriRuntime(), _tracker()
+    runtime.add("c1")
+    tracker.handle(RuntimeEvent(topic="/tasks/start", container_id="c1", time=12.003), runtime)
+    runtime.statuses["c1"] = RuntimeStatus(state="exited", exit_code=0, finished_at=12.001)
+    tracker.resync(runtime, now=13.0)
+    exited = [e for e in _events(out) if e.type is EventType.EXITED]
+    assert [(e.time, e.exit_code) for e in exited] == [(12.003001, 0)]
+
+
+_RANK = {"Created": 0, "Running": 1, "OOMKilled": 2, "Exit": 3, "Deleted": 4}
+# One CRI-style lifecycle as containerd tells it: the task is deleted right after its exit, and
+# /tasks/start is stamped when published, after the exit time of a container that ends at once.
+_LIFECYCLE = [
+    RuntimeEvent(topic="/containers/create", container_id="c1", time=10.0),
+    RuntimeEvent(topic="/tasks/create", container_id="c1", time=10.5, pid=7),
+    RuntimeEvent(topic="/tasks/start", container_id="c1", time=11.2, pid=7),
+    RuntimeEvent(
+        topic="/tasks/exit", container_id="c1", time=11.3, pid=7, exit_status=4, exited_at=11.1
+    ),
+    RuntimeEvent(
+        topic="/tasks/delete", container_id="c1", time=11.4, pid=7, exit_status=4, exited_at=11.1
+    ),
+]
+
+
+def _as_after(runtime: CriRuntime, happened: int) -> None:
+    """The runtime as it is once the first `happened` events of _LIFECYCLE took place."""
+    runtime.containers.clear()
+    runtime.tasks.clear()
+    runtime.statuses.clear()
+    if happened == 0:
+        return
+    runtime.add("c1")
+    cri = {3: "running", 4: "running", 5: "exited"}.get(happened, "created")
+    exited = cri == "exited"
+    runtime.statuses["c1"] = RuntimeStatus(
+        state=cri, exit_code=4 if exited else None, finished_at=11.1 if exited else None
+    )
+    if happened in (2, 3, 4):
+        status = {2: "created", 3: "running", 4: "stopped"}[happened]
+        runtime.tasks["c1"] = TaskRecord(
+            container_id="c1",
+            status=status,
+            pid=7,
+            exit_status=4 if happened == 4 else None,
+            exited_at=11.1 if happened == 4 else None,
+        )
+
+
+@given(data=st.data())
+def test_told_events_follow_the_lifecycle_whatever_order_they_arrive_in(
+    data: st.DataObject,
+) -> None:
+    """Issue 16, point 2: whatever order containerd's events arrive in, with a listing between
+    them (which sees the runtime as it is, events told or not), the statuses told never step
+    back, the exit keeps its code, and a Running is stamped before the exit."""
+    happened = data.draw(st.integers(0, len(_LIFECYCLE)), label="happened before the listing")
+    before = data.draw(st.permutations(range(happened)), label="delivered in that order")
+    told_before = before[: data.draw(st.integers(0, happened), label="told before the listing")]
+    rest = [i for i in range(len(_LIFECYCLE)) if i not in told_before]
+    after = data.draw(st.permutations(rest), label="told after the listing")
+    runtime, (tracker, out) = CriRuntime(), _tracker()
+    _as_after(runtime, len(_LIFECYCLE))
+    for index in told_before:
+        tracker.handle(_LIFECYCLE[index], runtime)
+    _as_after(runtime, happened)
+    tracker.resync(runtime, now=20.0)
+    _as_after(runtime, len(_LIFECYCLE))
+    for index in after:
+        tracker.handle(_LIFECYCLE[index], runtime)
+    tracker.resync(runtime, now=21.0)
+    _as_after(runtime, 0)
+    tracker.resync(runtime, now=22.0)
+    told = [e for e in _events(out) if e.type is not EventType.OBSERVED]
+    ranks = [_RANK[e.container.status] for e in told]
+    assert ranks == sorted(ranks)
+    assert [e.exit_code for e in told if e.type is EventType.EXITED] == [4]
+    assert told[-1].type is EventType.DELETED and told[-1].container.exit_code == 4
+    times = {e.type: e.time for e in told}
+    if EventType.STARTED in times:
+        assert times[EventType.STARTED] < times[EventType.EXITED]

@@ -139,3 +139,49 @@ def test_an_inventory_judges_only_the_containers_told_of_before_it(db: peewee.Da
     )
     kinds = sorted(e.event_type for e in models.NodeContainerEvent.select())
     assert kinds == ["Created", "Deleted", "Running"]
+
+
+def test_a_row_keeps_its_exit_whatever_a_later_batch_says(db: peewee.Database) -> None:
+    """Issue 16, point 1: an agent (of before the fix) that lists a task deleted after its exit
+    as Created, then tells of the deletion, neither steps the row back nor erases its code; an
+    exit inferred with its code unknown adds no second Exit row."""
+    recorder = EventRecorder(db, cluster="c1")
+    lived = [
+        _event(EventType.CREATED, "a", 1.0, "Created"),
+        _event(EventType.STARTED, "a", 2.0, "Running"),
+        _event(EventType.EXITED, "a", 3.0, "Exit", 3),
+    ]
+    recorder.commit(node="n1", boot_id="boot", records=lived, through=3)
+    relisted = [
+        _event(EventType.OBSERVED, "a", 1.0, "Created"),
+        _event(EventType.EXITED, "a", 9.0, "Exit"),
+    ]
+    recorder.commit(node="n1", boot_id="boot2", records=relisted, through=2)
+    (row,) = models.NodeContainer.select()
+    assert (row.status, row.exit_code) == ("Exit", 3)
+    deleted = [_event(EventType.DELETED, "a", 10.0, "Deleted")]
+    recorder.commit(node="n1", boot_id="boot2", records=deleted, through=3)
+    (row,) = models.NodeContainer.select()
+    assert (row.status, row.exit_code) == ("Deleted", 3)
+    kinds = sorted((e.event_type, e.exit_code) for e in models.NodeContainerEvent.select())
+    assert kinds == [("Created", None), ("Deleted", None), ("Exit", 3), ("Running", None)]
+
+
+def test_a_start_told_after_the_deletion_changes_nothing_in_one_batch_or_two(
+    db: peewee.Database,
+) -> None:
+    """Issue 16, point 2: stored state follows the lifecycle whatever order events come in."""
+    recorder = EventRecorder(db, cluster="c1")
+    batch = [
+        _event(EventType.CREATED, "a", 1.0, "Created"),
+        _event(EventType.EXITED, "a", 3.0, "Exit", 0),
+        _event(EventType.DELETED, "a", 4.0, "Deleted", 0),
+        _event(EventType.STARTED, "a", 3.5, "Running"),
+    ]
+    recorder.commit(node="n1", boot_id="boot", records=batch, through=4)
+    late = [_event(EventType.STARTED, "a", 3.6, "Running")]
+    recorder.commit(node="n1", boot_id="boot", records=late, through=5)
+    (row,) = models.NodeContainer.select()
+    assert (row.status, row.exit_code) == ("Deleted", 0)
+    kinds = sorted(e.event_type for e in models.NodeContainerEvent.select())
+    assert kinds == ["Created", "Deleted", "Exit"]
