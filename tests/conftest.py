@@ -284,16 +284,27 @@ CARD_NUMBER = (226, 1)
 UVERBS_NUMBER = (231, 192)
 
 
-@pytest.fixture(scope="session")
-def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
-    """containerd on a private socket with the busybox image imported, for the whole run."""
-    runtime = PrivateContainerd(tmp_path_factory.mktemp("ctd"))
+def _private_containerd(directory: Path, *, cri: bool = False) -> Iterator[PrivateContainerd]:
+    runtime = PrivateContainerd(directory, cri=cri)
     runtime.start()
     try:
         runtime.import_image()
         yield runtime
     finally:
         runtime.stop()
+
+
+@pytest.fixture(scope="session")
+def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
+    """containerd on a private socket with the busybox image imported, for the whole run."""
+    yield from _private_containerd(tmp_path_factory.mktemp("ctd"))
+
+
+@pytest.fixture(scope="module")
+def cri_containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
+    """containerd with its CRI plugin, which keeps a container's status past its task; one per
+    test module, as each module's pods and containers are its own."""
+    yield from _private_containerd(tmp_path_factory.mktemp("cri"), cri=True)
 
 
 @pytest.fixture(scope="session")

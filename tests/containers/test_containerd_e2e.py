@@ -34,17 +34,6 @@ Model = TypeVar("Model", bound=models.LensModel)
 ORDER = {"Created": 0, "Running": 1, "OOMKilled": 2, "Exit": 3, "Deleted": 4}
 
 
-@pytest.fixture(scope="module")
-def cri_containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
-    runtime = PrivateContainerd(tmp_path_factory.mktemp("cri"), cri=True)
-    runtime.start()
-    try:
-        runtime.import_image()
-        yield runtime
-    finally:
-        runtime.stop()
-
-
 class Role:
     """`lens <role>` as a child process, killable with SIGKILL."""
 

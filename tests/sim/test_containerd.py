@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,17 +34,6 @@ def test_pod_labels_are_the_cri_labels() -> None:
 def test_containers_run_on_the_private_containerd(containerd: harness.PrivateContainerd) -> None:
     done = containerd.run("echo-1", ["sh", "-c", "echo hello; exit 7"])
     assert (done.returncode, done.stdout.strip()) == (7, "hello")
-
-
-@pytest.fixture(scope="module")
-def cri_containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[harness.PrivateContainerd]:
-    runtime = harness.PrivateContainerd(tmp_path_factory.mktemp("cri"), cri=True)
-    runtime.start()
-    try:
-        runtime.import_image()
-        yield runtime
-    finally:
-        runtime.stop()
 
 
 def test_cri_pods_run_and_the_plugin_deletes_an_exited_task_but_keeps_its_status(

@@ -106,18 +106,6 @@ def test_an_unreachable_containerd_is_a_source_error(tmp_path: Path) -> None:
     client.close()
 
 
-@pytest.fixture(scope="module")
-def cri_containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
-    """containerd with its CRI plugin, which keeps a container's status past its task."""
-    runtime = PrivateContainerd(tmp_path_factory.mktemp("cri"), cri=True)
-    runtime.start()
-    try:
-        runtime.import_image()
-        yield runtime
-    finally:
-        runtime.stop()
-
-
 def test_the_cri_plugin_keeps_the_exit_that_the_event_stream_told(
     cri_containerd: PrivateContainerd, eventually: Callable[..., None]
 ) -> None:
