@@ -10,11 +10,10 @@ so every value renders.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
-from lens.runtime import errors
+from lens.runtime import errors, jsontext
 
 LOWEST = -(2**63)  # the kernel and the tools print at most s64 ...
 HIGHEST = 2**64 - 1  # ... and u64 values
@@ -24,15 +23,9 @@ TEXT_LIMIT = 1024  # longer than any name, version or serial a tool prints
 def document(text: str, tool: str) -> Any:
     """The JSON value that `text` is; SourceError naming `tool` when it is none."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise errors.SourceError(
-            f"{tool} printed malformed JSON: {exc.msg} at character {exc.pos}"
-        ) from exc
-    except RecursionError as exc:
-        raise errors.SourceError(f"{tool} printed JSON nested too deeply") from exc
-    except ValueError as exc:  # an integer of more than 4300 digits (CPython's limit)
-        raise errors.SourceError(f"{tool} printed a number too long to read") from exc
+        return jsontext.loads(text)
+    except jsontext.JsonError as exc:
+        raise errors.SourceError(f"{tool} printed {exc}") from exc
 
 
 def clean(value: str) -> str:

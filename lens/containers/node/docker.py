@@ -27,7 +27,7 @@ from pathlib import Path
 from lens.containers.node import dockerjson
 from lens.containers.node.records import ContainerRecord, RuntimeEvent, TaskRecord
 from lens.containers.node.watching import RECORD, TOO_LARGE, MalformedError, Skipped
-from lens.runtime import errors
+from lens.runtime import errors, jsontext
 
 log = logging.getLogger(__name__)
 
@@ -223,8 +223,8 @@ class DockerClient:
         if response.status != 200:
             raise errors.SourceError(f"docker {path} answered {response.status}")
         try:
-            return json.loads(body)
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+            return jsontext.loads(body)
+        except jsontext.JsonError as exc:
             raise MalformedError(f"docker {path} answered no JSON: {exc}", reason=RECORD) from exc
 
     def _record(self, found: dockerjson.InspectedContainer) -> ContainerRecord:

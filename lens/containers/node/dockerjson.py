@@ -9,13 +9,13 @@ Field names: Docker Engine API v1.41.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Mapping
 
 from lens.containers.node.records import RuntimeEvent, TaskRecord
 from lens.containers.node.watching import MALFORMED, NOT_JSON, RECORD, MalformedError
+from lens.runtime import jsontext
 from lens.runtime.timestamps import parse_rfc3339
 
 _ACTIONS = {
@@ -91,8 +91,8 @@ def parse_time(text: object) -> float | None:
 def parse_event_line(line: bytes) -> RuntimeEvent | None:
     """The tracker's event for one line of the /events stream; None for one it does not act on."""
     try:
-        message = json.loads(line)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        message = jsontext.loads(line)
+    except jsontext.JsonError as exc:
         raise MalformedError(f"docker event is not JSON: {exc}", reason=NOT_JSON) from exc
     return parse_event(message)
 

@@ -8,12 +8,11 @@ shared/formats/containerd.md sections 3 and 4.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from typing import TypeGuard
 
 from lens.containers.model import Pod
-from lens.runtime import errors
+from lens.runtime import errors, jsontext
 
 POD_NAME = "io.kubernetes.pod.name"
 POD_NAMESPACE = "io.kubernetes.pod.namespace"
@@ -38,11 +37,9 @@ def parse_spec_devices(spec: bytes) -> tuple[SpecDevice, ...]:
     if not spec:
         return ()
     try:
-        document = json.loads(spec)
-    except ValueError as exc:  # UnicodeDecodeError and a number too long to read included
+        document = jsontext.loads(spec)
+    except jsontext.JsonError as exc:
         raise errors.SourceError(f"OCI spec is not JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise errors.SourceError("OCI spec is not JSON: nested too deeply") from exc
     if not isinstance(document, dict):
         raise errors.SourceError("OCI spec is not a JSON object")
     linux = document.get("linux")

@@ -8,12 +8,11 @@ is no JSON (`parse_body`). allocation.py and ephemeral.py parse what this return
 
 from __future__ import annotations
 
-import json
 import ssl
 import urllib.error
 import urllib.request
 
-from lens.runtime import errors, tokenfile
+from lens.runtime import errors, jsontext, tokenfile
 from lens.runtime.config import KubeletConfig
 
 
@@ -78,11 +77,6 @@ def parse_body(body: bytes, path: str) -> object:
     except UnicodeDecodeError as exc:
         raise errors.SourceError(f"kubelet {path}: the answer is not UTF-8") from exc
     try:
-        document: object = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise errors.SourceError(f"kubelet {path}: malformed JSON: {exc.msg}") from exc
-    except RecursionError as exc:
-        raise errors.SourceError(f"kubelet {path}: JSON nested too deeply") from exc
-    except ValueError as exc:  # an integer of more than 4300 digits (CPython's limit)
-        raise errors.SourceError(f"kubelet {path}: a number too long to read") from exc
-    return document
+        return jsontext.loads(text)
+    except jsontext.JsonError as exc:
+        raise errors.SourceError(f"kubelet {path}: {exc}") from exc
