@@ -8,6 +8,7 @@ import random
 import re
 import shutil
 import socket
+import subprocess
 import tempfile
 import threading
 import time
@@ -151,6 +152,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="Rewrite the golden exposition files under tests/**/golden/ instead of comparing.",
     )
+
+
+@pytest.fixture
+def promtool_problems() -> Callable[[bytes], str]:
+    """What `promtool check metrics` says of an exposition: empty when it has no error and no
+    warning (it exits 3 on warnings alone, 1 on errors)."""
+
+    def check(exposition: bytes) -> str:
+        result = subprocess.run(
+            ["promtool", "check", "metrics"],
+            input=exposition,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        said = (result.stdout + result.stderr).decode()
+        return said if result.returncode != 0 or said else ""
+
+    return check
 
 
 def normalize_exposition(text: str) -> list[str]:

@@ -4,7 +4,6 @@ the jobs role serves on /metrics, once agents' event streams have filled its lab
 from __future__ import annotations
 
 import http.client
-import subprocess
 from collections.abc import Callable
 
 import grpc
@@ -16,19 +15,6 @@ from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
 
 pytestmark = pytest.mark.slow_timeout
-
-
-def _promtool_problems(exposition: bytes) -> str:
-    """Empty when promtool finds no error and no warning (it exits 3 on warnings alone)."""
-    result = subprocess.run(
-        ["promtool", "check", "metrics"],
-        input=exposition,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    said = (result.stdout + result.stderr).decode()
-    return said if result.returncode != 0 or said else ""
 
 
 def _started(sequence: int, container_id: str) -> pb.Record:
@@ -59,7 +45,9 @@ def _metrics(port: int) -> bytes:
 
 
 @pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
-def test_metrics_of_the_jobs_role_pass_promtool(start_jobs: Callable[..., object]) -> None:
+def test_metrics_of_the_jobs_role_pass_promtool(
+    start_jobs: Callable[..., object], promtool_problems: Callable[[bytes], str]
+) -> None:
     running = start_jobs()
     # A gap before the first record, a record that is no event, then one resent (a duplicate).
     batch = pb.EventBatch(
@@ -81,4 +69,4 @@ def test_metrics_of_the_jobs_role_pass_promtool(start_jobs: Callable[..., object
         'lens_events_lag_seconds_bucket{le="+Inf"}',
     ):
         assert series in text, f"{series} is in the output under test"
-    assert _promtool_problems(body) == ""
+    assert promtool_problems(body) == ""

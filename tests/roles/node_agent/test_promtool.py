@@ -3,7 +3,6 @@ node agent serves on /metrics, whatever simulated node it runs on, nor in the go
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,21 +19,9 @@ TESTS = Path(__file__).resolve().parents[2]
 GOLDEN_FILES = sorted(TESTS.glob("**/golden/*.prom"))
 
 
-def promtool_problems(exposition: bytes) -> str:
-    """What `promtool check metrics` says of `exposition`: empty when it has no error or warning
-    (it exits 3 on warnings alone, 1 on errors)."""
-    result = subprocess.run(
-        ["promtool", "check", "metrics"],
-        input=exposition,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    said = (result.stdout + result.stderr).decode()
-    return said if result.returncode != 0 or said else ""
-
-
-def test_promtool_reports_a_name_that_repeats_its_type() -> None:
+def test_promtool_reports_a_name_that_repeats_its_type(
+    promtool_problems: Callable[[bytes], str],
+) -> None:
     # The check itself works: the two IB names before issue 16 gave exactly this warning.
     old = b"# HELP lens_ib_port_hw_counter_total X.\n# TYPE lens_ib_port_hw_counter_total counter\n"
     problems = promtool_problems(old + b'lens_ib_port_hw_counter_total{counter="a"} 1\n')
@@ -50,6 +37,7 @@ def test_metrics_of_a_simulated_node_pass_promtool(
     start: Callable[..., Running],
     eventually: Callable[..., None],
     tmp_path: Path,
+    promtool_problems: Callable[[bytes], str],
 ) -> None:
     tree: HostTree = request.getfixturevalue(host)
     nvml = tree.nvml() if tree.spec.vendor == "nvidia" else None
@@ -97,7 +85,7 @@ def _gpu_pod(resource: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: str(p.relative_to(TESTS)))
-def test_golden_files_pass_promtool(path: Path) -> None:
+def test_golden_files_pass_promtool(path: Path, promtool_problems: Callable[[bytes], str]) -> None:
     # STYLE S7.7: what the golden files pin down is also well named.
     assert promtool_problems(path.read_bytes()) == ""
 
