@@ -24,6 +24,7 @@ from lens.containers.node.tracking import ContainerReader, ContainerTracker
 from lens.runtime import errors
 from lens.runtime.backoff import Backoff
 from lens.runtime.selfmetrics import SelfMetrics
+from lens.runtime.throttle import LogThrottle
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,8 @@ class ContainerWatcher:
         self.events = 0
         self.skipped: collections.Counter[str] = collections.Counter()  # by reason
         self.failure: str | None = None  # why the last subscription ended, until the next
-        self._skip_warned: dict[str, float] = {}  # reason -> when last logged as a warning
+        # A warning at most once a minute per reason: the counter tells of every one.
+        self._skip_warnings = LogThrottle(every_seconds=SKIP_WARNING_SECONDS, clock=wall_time)
 
     @property
     def connected(self) -> bool:
@@ -208,12 +210,7 @@ class ContainerWatcher:
         self.skipped[reason] += 1
         if self._metrics is not None:
             self._metrics.skipped.labels(self._runtime, reason).inc()
-        # A warning at most once a minute per reason: the counter tells of every one.
-        now = self._time()
-        last = self._skip_warned.get(reason)
-        warn = last is None or not 0 <= now - last < SKIP_WARNING_SECONDS
-        if warn:
-            self._skip_warned[reason] = now
+        warn = self._skip_warnings.due(reason) is not None
         log.log(
             logging.WARNING if warn else logging.DEBUG,
             "container event skipped",

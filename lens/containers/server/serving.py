@@ -9,7 +9,6 @@ containers/server/receiving.py's EventReceiver is the servicer; roles/jobs regis
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -19,6 +18,7 @@ from prometheus_client import Counter
 from lens.containers import wire
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.runtime.selfmetrics import SelfMetrics
+from lens.runtime.throttle import LogThrottle
 
 log = logging.getLogger(__name__)
 
@@ -39,25 +39,16 @@ class Refusals:
     ) -> None:
         self._counter = counter
         self._message = message
-        self._monotonic = monotonic
-        self._lock = threading.Lock()
-        self._logged: dict[str, float] = {}
-        self._quiet: dict[str, int] = {}
+        self._throttle = LogThrottle(every_seconds=LOG_EVERY_SECONDS, clock=monotonic)
 
     def refuse(self, reason: str, *, count: int = 1, **fields: str) -> None:
         """Count `count` refusals for `reason`; `fields` go on the log line, if one is due."""
         self._counter.labels(reason).inc(count)
-        now = self._monotonic()
-        with self._lock:
-            last = self._logged.get(reason)
-            if last is not None and now - last < LOG_EVERY_SECONDS:
-                self._quiet[reason] = self._quiet.get(reason, 0) + count
-                return
-            self._logged[reason] = now
-            since = self._quiet.pop(reason, 0)
-        log.warning(
-            self._message, extra={"reason": reason, **fields, "refused_since_last_line": since}
-        )
+        since = self._throttle.due(reason, count=count)
+        if since is not None:
+            log.warning(
+                self._message, extra={"reason": reason, **fields, "refused_since_last_line": since}
+            )
 
     def refuse_all(self, refused: Sequence[wire.WireError], **fields: str) -> None:
         """`refuse` each reason of `refused` once, with its count and its first one's detail."""
