@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from google.protobuf import message, timestamp_pb2
+from google.protobuf import message
 
 from lens.containers.model import (
     Container,
@@ -25,6 +25,26 @@ from lens.containers.model import (
     Source,
 )
 from lens.proto._generated.lens.v1 import events_pb2 as pb
+from lens.runtime.wirevalues import (
+    MAX_TIME,
+    MIN_TIME,
+    WireError,
+    seconds_of,
+    usable_text,
+    usable_time,
+)
+from lens.runtime.wirevalues import checked_text as _text
+from lens.runtime.wirevalues import checked_time as _time_of
+from lens.runtime.wirevalues import set_time as _set_time
+
+__all__ = [
+    "MAX_TIME",
+    "MIN_TIME",
+    "WireError",
+    "seconds_of",
+    "usable_text",
+    "usable_time",
+]
 
 _SOURCE_TO_WIRE = {Source.CONTAINERD: pb.SOURCE_CONTAINERD, Source.DOCKER: pb.SOURCE_DOCKER}
 _SOURCE_FROM_WIRE = {v: k for k, v in _SOURCE_TO_WIRE.items()}
@@ -44,21 +64,6 @@ _DEVICE_TO_WIRE: dict[DeviceType, pb.DeviceType] = {
 _DEVICE_FROM_WIRE: dict[int, DeviceType] = {v: k for k, v in _DEVICE_TO_WIRE.items()}
 
 
-class WireError(ValueError):
-    """A record the server cannot use (unknown enum, missing body, a value the store cannot
-    hold). `reason` is one of a few fixed phrases, fit for a metric label; the message adds
-    the details."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-
-
-# Epoch seconds of 1000-01-01 and 10000-01-01 UTC. Every engine holds the times between (a
-# datetime ends with year 9999; MariaDB's DATETIME starts at 1000; SQLite's text column sorts
-# only 4-digit years), and they make a valid protobuf Timestamp.
-MIN_TIME = -30_610_224_000.0
-MAX_TIME = 253_402_300_800.0
 # event_streams.committed_sequence is a signed 64-bit column; the wire's sequence is unsigned.
 MAX_SEQUENCE = 2**63 - 1
 
@@ -72,63 +77,6 @@ POD_UID_CHARS = 64
 NAMESPACE_CHARS = 64
 STATUS_CHARS = 32
 DEVICE_CHARS = 128  # a device's name and its uuid
-
-
-def usable_time(seconds: float) -> float:
-    """`seconds` brought into what the store holds (never NaN): what the agent sends.
-
-    A whole second short of MAX_TIME, so that a fraction that rounds up stays below it."""
-    if MIN_TIME <= seconds <= MAX_TIME - 1:
-        return seconds
-    if seconds > MAX_TIME - 1:
-        return MAX_TIME - 1
-    return MIN_TIME if seconds < MIN_TIME else 0.0  # NaN: an unknown time, as an unset one
-
-
-def usable_text(value: str, limit: int | None = None) -> str:
-    """`value` without NUL characters, cut to `limit` characters, a lone surrogate (from JSON's
-    escapes) as "?": what the agent sends."""
-    if (limit is None or len(value) <= limit) and "\0" not in value and _is_utf8(value):
-        return value
-    return value.encode(errors="replace").decode().replace("\0", "")[:limit]
-
-
-def _is_utf8(value: str) -> bool:
-    if value.isascii():
-        return True
-    try:
-        value.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _time_of(value: timestamp_pb2.Timestamp, field: str) -> float:
-    seconds = seconds_of(value)
-    if not MIN_TIME <= seconds < MAX_TIME:
-        raise WireError("time out of range", f"{field} {value.seconds}s {value.nanos}ns")
-    return seconds
-
-
-def _text(value: str, limit: int, field: str) -> str:
-    if len(value) > limit:
-        raise WireError("text too long", f"{field} of {len(value)} characters, over {limit}")
-    if "\0" in value:
-        raise WireError("text with a NUL character", field)
-    return value
-
-
-def _set_time(field: timestamp_pb2.Timestamp, seconds: float) -> None:
-    whole = int(seconds // 1)
-    nanos = round((seconds - whole) * 1e9)
-    if nanos >= 1_000_000_000:  # a fraction that rounds up to the next second
-        whole, nanos = whole + 1, nanos - 1_000_000_000
-    field.seconds = whole
-    field.nanos = nanos
-
-
-def seconds_of(value: timestamp_pb2.Timestamp) -> float:
-    return value.seconds + value.nanos / 1e9
 
 
 # EventBatch.records (field 3, length-delimited): its tag byte on the wire.
@@ -205,7 +153,7 @@ class Encoder:
         if not 0 <= sequence <= MAX_SEQUENCE:
             raise WireError("sequence out of range", str(sequence))
         wire = pb.Record(sequence=sequence)
-        _set_time(wire.observed_at, usable_time(observed_at))
+        stamp(wire, observed_at=observed_at)
         if isinstance(record, Inventory):
             wire.inventory.source = _SOURCE_TO_WIRE[record.source]
             _set_time(wire.inventory.time, usable_time(record.time))
@@ -256,6 +204,11 @@ class Encoder:
             self._devices.clear()
         self._devices[id(devices)] = (devices, encoded)
         return encoded
+
+
+def stamp(record: pb.Record, *, observed_at: float) -> None:
+    """Set when the agent recorded `record` (what the store can hold of it)."""
+    _set_time(record.observed_at, usable_time(observed_at))
 
 
 def _int32(value: int) -> int:

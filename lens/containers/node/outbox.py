@@ -1,4 +1,4 @@
-"""Numbered event records waiting for the server's acknowledgement, bounded, optionally on disk.
+"""Numbered records (container events, device reports) awaiting the server's acknowledgement.
 
 The tracker puts records in; shipping.py takes batches out, sends them and acknowledges what the
 server committed. A record stays until acknowledged; when the outbox is full the oldest record
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from lens.containers import wire
 from lens.containers.model import Record
 from lens.containers.node.journal import Entry, Journal
+from lens.proto._generated.lens.v1 import events_pb2 as pb
 
 
 class Outbox:
@@ -55,7 +56,15 @@ class Outbox:
 
     def put(self, record: Record) -> None:
         # Encoded before taking the lock, which the shipper needs to take batches out.
-        encoded = self._encoder.record(record, sequence=0, observed_at=self._time())
+        self._append(self._encoder.record(record, sequence=0, observed_at=self._time()))
+
+    def put_message(self, message: pb.Record) -> None:
+        """Number and keep a record of another domain (its body set; the rest is the outbox's:
+        sequence and observed_at), as container events are."""
+        wire.stamp(message, observed_at=self._time())
+        self._append(message)
+
+    def _append(self, encoded: pb.Record) -> None:
         with self._cond:
             self._sequence += 1
             encoded.sequence = self._sequence

@@ -16,18 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hmac
 import logging
 import operator
 import time
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 
 import grpc
 
 from lens.containers import wire
 from lens.containers.model import ContainerEvent, Record
 from lens.containers.server import serving
+from lens.containers.server.extending import Carried, RecordExtension, by_body
 from lens.containers.server.recording import EventRecorder, Prepared
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
@@ -103,25 +103,6 @@ class ReceiverMetrics:
         self.unusable = serving.unusable_records(metrics)
 
 
-class TokenCheck:
-    """The bearer token agents must send, re-read from its file when an agent's does not match."""
-
-    def __init__(self, read: Callable[[], str]) -> None:
-        self._read = read
-        self._token = read()
-
-    def allows(self, metadata: tuple[tuple[str, str | bytes], ...] | None) -> bool:
-        sent = next((str(v) for k, v in metadata or () if k == "authorization"), "")
-        if self._matches(sent):
-            return True
-        self._token = self._read()
-        return self._matches(sent)
-
-    def _matches(self, sent: str) -> bool:
-        expected = f"Bearer {self._token}"
-        return bool(self._token) and hmac.compare_digest(sent.encode(), expected.encode())
-
-
 class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
     """Commits agents' batches through `recorder`."""
 
@@ -131,10 +112,12 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         *,
         metrics: ReceiverMetrics,
         batch_records: int,
-        token: TokenCheck | None = None,
+        token: serving.TokenCheck | None = None,
         wall_time: Callable[[], float] = time.time,
+        extensions: Sequence[RecordExtension] = (),
     ) -> None:
         self._recorder = recorder
+        self._extensions = by_body(extensions)
         self._metrics = metrics
         self._batch_records = batch_records
         self._token = token
@@ -295,16 +278,16 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
 
     def _decode(
         self, fresh: list[pb.Record]
-    ) -> tuple[list[Record], Counter[str], list[wire.WireError], list[float]]:
+    ) -> tuple[list[Record | Carried], Counter[str], list[wire.WireError], list[float]]:
         """The usable records decoded, their events counted by source, why the others are not,
         and when the agent recorded the usable ones."""
-        records: list[Record] = []
+        records: list[Record | Carried] = []
         sources: Counter[str] = Counter()
         unusable: list[wire.WireError] = []
         observed: list[float] = []
         for record in fresh:
             try:
-                decoded = self._decoder.record(record)
+                decoded = self._decoded(record)
             except wire.WireError as exc:
                 unusable.append(exc)
                 continue
@@ -313,6 +296,14 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             if isinstance(decoded, ContainerEvent):
                 sources[decoded.source.value] += 1
         return records, sources, unusable, observed
+
+    def _decoded(self, record: pb.Record) -> Record | Carried:
+        extension = self._extensions.get(record.WhichOneof("body") or "")
+        if extension is None:
+            return self._decoder.record(record)
+        if record.sequence > wire.MAX_SEQUENCE:
+            raise wire.WireError("sequence out of range", str(record.sequence))
+        return Carried(extension, extension.decode(record))
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,6 +30,7 @@ from lens.containers.model import (
     Record,
 )
 from lens.containers.server import lifecycle
+from lens.containers.server.extending import Carried, RecordExtension
 from lens.store import database, models, upserting
 
 
@@ -146,6 +147,8 @@ class Prepared:
 
     steps: tuple[_Told | Inventory, ...]
     events: tuple[ContainerEvent, ...]
+    # Each extension's rows, made from its records in sequence order (extending.py).
+    carried: tuple[tuple[RecordExtension, object], ...] = ()
 
 
 class EventRecorder:
@@ -174,20 +177,23 @@ class EventRecorder:
         return database.idempotent_transaction(self._db, read)
 
     def commit(
-        self, *, node: str, boot_id: str, records: Sequence[Record], through: int
+        self, *, node: str, boot_id: str, records: Sequence[Record | Carried], through: int
     ) -> Committed:
         """Write `records` (in sequence order) and mark `through` committed, atomically."""
         return self.write(
             node=node, boot_id=boot_id, prepared=self.prepare(node, records), through=through
         )
 
-    def prepare(self, node: str, records: Sequence[Record]) -> Prepared:
+    def prepare(self, node: str, records: Sequence[Record | Carried]) -> Prepared:
         """The rows of `records` made and planned, without the database: the event server
         prepares an agent's next batch while the previous one is being written."""
         steps: list[_Told | Inventory] = []
         told: list[ContainerEvent] = []
+        carried: dict[RecordExtension, list[object]] = {}
         for record in records:
-            if isinstance(record, Inventory):
+            if isinstance(record, Carried):
+                carried.setdefault(record.extension, []).append(record.value)
+            elif isinstance(record, Inventory):
                 steps.append(self._plan_told(node, told))
                 steps.append(record)
                 told = []
@@ -195,11 +201,17 @@ class EventRecorder:
                 told.append(record)
         steps.append(self._plan_told(node, told))
         events = tuple(r for r in records if isinstance(r, ContainerEvent))
-        return Prepared(steps=tuple(steps), events=events)
+        return Prepared(
+            steps=tuple(steps),
+            events=events,
+            carried=tuple((ext, ext.prepare(node, values)) for ext, values in carried.items()),
+        )
 
     def write(self, *, node: str, boot_id: str, prepared: Prepared, through: int) -> Committed:
         """Write what `prepare` made and mark `through` committed, atomically."""
         devices = self._stored_devices.changes(prepared.events)
+        for extension, rows in prepared.carried:
+            extension.before_write(rows)
         # lock_first: a batch that starts with an inventory reads before it writes, while other
         # agents' batches commit (the 8 concurrent agents of issue 16).
         committed = database.idempotent_transaction(
@@ -227,6 +239,8 @@ class EventRecorder:
             else:
                 new_events += step.write()
         self._write_devices(devices)
+        for extension, rows in prepared.carried:
+            extension.write(node, rows)
         now = datetime.datetime.now(datetime.UTC)
         upserting.upsert(
             models.EventStream,

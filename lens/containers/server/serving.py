@@ -1,13 +1,14 @@
 """The event server's gRPC registration: messages parsed leniently, so that one that is not a
 lens.v1 EventBatch is answered INVALID_ARGUMENT, counted by reason and logged at most once a
 minute per reason, instead of gRPC's UNKNOWN with a traceback per message. Records the store
-cannot hold are counted and logged the same way.
+cannot hold are counted and logged the same way. TokenCheck is who may stream.
 
 containers/server/receiving.py's EventReceiver is the servicer; roles/jobs registers it here.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -92,3 +93,22 @@ def add_to_server(stream: Callable[..., object], server: grpc.aio.Server) -> Non
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE, {"Stream": handler}),)
     )
+
+
+class TokenCheck:
+    """The bearer token agents must send, re-read from its file when an agent's does not match."""
+
+    def __init__(self, read: Callable[[], str]) -> None:
+        self._read = read
+        self._token = read()
+
+    def allows(self, metadata: tuple[tuple[str, str | bytes], ...] | None) -> bool:
+        sent = next((str(v) for k, v in metadata or () if k == "authorization"), "")
+        if self._matches(sent):
+            return True
+        self._token = self._read()
+        return self._matches(sent)
+
+    def _matches(self, sent: str) -> bool:
+        expected = f"Bearer {self._token}"
+        return bool(self._token) and hmac.compare_digest(sent.encode(), expected.encode())

@@ -13,8 +13,9 @@ import logging
 import peewee
 
 from lens.containers.server import serving
-from lens.containers.server.receiving import EventReceiver, ReceiverMetrics, TokenCheck
+from lens.containers.server.receiving import EventReceiver, ReceiverMetrics
 from lens.containers.server.recording import EventRecorder
+from lens.containers.server.serving import TokenCheck
 from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role

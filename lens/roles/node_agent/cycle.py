@@ -121,6 +121,7 @@ class CollectionCycle:
         self._lock = threading.Lock()
         self._cycles = 0
         self._after_first: list[Callable[[], None]] = []
+        self._after_each: list[Callable[[], None]] = []
         self._renderer = TextRenderer()
         self._text = ""
 
@@ -140,6 +141,11 @@ class CollectionCycle:
                 return
         callback()
 
+    def after_each(self, callback: Callable[[], None]) -> None:
+        """Call `callback` in the cycle's thread after every cycle, once the results are kept;
+        an exception it raises is logged and the cycle goes on."""
+        self._after_each.append(callback)
+
     def run(self) -> None:
         """One tick: run what is due, wait, keep and render results, publish once."""
         now = self._clock.monotonic()
@@ -154,6 +160,11 @@ class CollectionCycle:
             waiting, self._after_first = self._after_first, []
         for callback in waiting:
             callback()
+        for callback in self._after_each:
+            try:
+                callback()
+            except Exception:  # a bug in what follows the cycle must not stop collection
+                log.exception("after-cycle callback failed")
 
     def _start_if_due(self, slot: _Slot, now: float) -> bool:
         binding = slot.binding

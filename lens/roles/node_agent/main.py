@@ -19,7 +19,9 @@ from lens.kube.kubelet.client import KubeletClient
 from lens.roles.node_agent import collectors, rest
 from lens.roles.node_agent.cycle import CollectionCycle, CollectorMetrics
 from lens.roles.node_agent.refreshing import StaticRefresh
+from lens.roles.node_agent.reporting import DeviceReports, ReportMetrics
 from lens.roles.node_agent.state import AgentState
+from lens.roles.node_agent.streaming import EventStream
 from lens.roles.node_agent.tracking import ContainerTracking, DeviceTable
 from lens.runtime import errors, httpserver
 from lens.runtime.clock import Clock
@@ -40,6 +42,8 @@ class NodeAgent:
     vendors: VendorPresence
     node_name: str
     tracking: ContainerTracking | None
+    stream: EventStream
+    reports: DeviceReports | None
 
 
 def _enabled(config: Config) -> list[str]:
@@ -110,7 +114,7 @@ def build(config: Config, process: Process, *, nvml_binding: object | None = Non
         )
     )
     node_name = config.node_agent.node_name or socket.gethostname()
-    tracking = _tracking(config, parts, process, cycle, node_name)
+    stream, tracking, reports = _streamed(config, parts, process, cycle, node_name)
     _serve_api(process, parts, tracking)
     metrics_route = httpserver.ops_routes(process.health, process.cache)["/metrics"]
     process.add_route("/v1/metrics", metrics_route)
@@ -125,7 +129,25 @@ def build(config: Config, process: Process, *, nvml_binding: object | None = Non
         vendors=parts.sources.vendors,
         node_name=node_name,
         tracking=tracking,
+        stream=stream,
+        reports=reports,
     )
+
+
+def _streamed(
+    config: Config,
+    parts: collectors.AgentParts,
+    process: Process,
+    cycle: CollectionCycle,
+    node_name: str,
+) -> tuple[EventStream, ContainerTracking | None, DeviceReports | None]:
+    """The event stream to `lens jobs` and what puts records in it."""
+    stream = EventStream(
+        config.events, node=node_name, metrics=process.metrics, wall_time=process.clock.time
+    )
+    process.add_part(stream)
+    tracking = _tracking(config, parts, process, cycle, stream)
+    return stream, tracking, _reports(config, parts, process, cycle, stream, tracking)
 
 
 def _serve_api(
@@ -146,7 +168,7 @@ def _tracking(
     parts: collectors.AgentParts,
     process: Process,
     cycle: CollectionCycle,
-    node_name: str,
+    stream: EventStream,
 ) -> ContainerTracking | None:
     """Container tracking, started after the first cycle; None when no runtime is set."""
     if not config.containers.containerd_address and not config.containers.docker_address:
@@ -154,8 +176,7 @@ def _tracking(
         return None
     tracking = ContainerTracking(
         containers=config.containers,
-        events=config.events,
-        node=node_name,
+        emit=stream.put,
         host_root=config.host.root,
         lookup=DeviceTable(parts.sources.host, parts.state),
         metrics=process.metrics,
@@ -174,6 +195,30 @@ def _tracking(
         )
     )
     return tracking
+
+
+def _reports(
+    config: Config,
+    parts: collectors.AgentParts,
+    process: Process,
+    cycle: CollectionCycle,
+    stream: EventStream,
+    tracking: ContainerTracking | None,
+) -> DeviceReports | None:
+    """Per-minute device reports and the inventory, when a server is there to take them."""
+    if not config.events.device_reports or not config.events.server_address:
+        return None
+    reports = DeviceReports(
+        state=parts.state,
+        present=parts.sources.vendors.present,
+        gpu_interval_seconds=config.node_agent.gpu_interval_seconds,
+        rdma_interval_seconds=config.node_agent.rdma_interval_seconds,
+        put=stream.put_message,
+        containers=tracking.containers if tracking is not None else None,
+        metrics=ReportMetrics(process.metrics),
+    )
+    cycle.after_each(reports.after_cycle)
+    return reports
 
 
 def _first_cycle(cycle: CollectionCycle) -> Callable[[], None]:

@@ -1,4 +1,4 @@
-"""The node agent's container tracking: runtime watchers, device table, outbox and shipper.
+"""The node agent's container tracking: runtime watchers and the device table they attribute with.
 
 Joins two domains as STYLE S2.2 asks: the devices domain's collections (GPUs, DRI, RDMA, kept in
 AgentState) become the device-number lookup the containers domain attributes with. Started
@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 
 from lens.containers.model import Container, Pod, Record, Source
@@ -18,21 +17,18 @@ from lens.containers.node import runtimes
 from lens.containers.node.attribution import KnownDevice
 from lens.containers.node.containerd import ContainerdClient
 from lens.containers.node.docker import DockerClient
-from lens.containers.node.journal import Journal
-from lens.containers.node.outbox import Outbox
 from lens.containers.node.podresources import (
     AllocatedDevices,
     Allocations,
     allocated_devices,
 )
-from lens.containers.node.shipping import EventShipper, ShipperMetrics
 from lens.containers.node.tracking import ContainerTracker
 from lens.containers.node.watching import ContainerWatcher, WatcherMetrics
 from lens.devices import devnodes
 from lens.devices.sysfs import HostFiles
 from lens.roles.node_agent.state import AgentState
 from lens.runtime import errors, lifecycle
-from lens.runtime.config import ContainersConfig, EventsConfig
+from lens.runtime.config import ContainersConfig
 from lens.runtime.selfmetrics import SelfMetrics
 
 log = logging.getLogger(__name__)
@@ -76,7 +72,8 @@ class DeviceTable:
 
 
 class ContainerTracking:
-    """A service part: follows containerd (and Docker) and ships events while the agent runs."""
+    """A service part: follows containerd (and Docker) while the agent runs, putting container
+    events in the agent's event stream (`emit`)."""
 
     name = "containers"
 
@@ -84,8 +81,7 @@ class ContainerTracking:
         self,
         *,
         containers: ContainersConfig,
-        events: EventsConfig,
-        node: str,
+        emit: Callable[[Record], None],
         host_root: str,
         lookup: DeviceTable,
         metrics: SelfMetrics,
@@ -99,18 +95,7 @@ class ContainerTracking:
         self._stopping = False
         self._lock = threading.Lock()
         self._starter: threading.Thread | None = None
-        shipped = ShipperMetrics(metrics)
         watched = WatcherMetrics(metrics)
-        boot_id = uuid.uuid4().hex
-        journal = Journal(events.journal_dir, boot_id=boot_id) if events.journal_dir else None
-        self.outbox = Outbox(
-            boot_id=boot_id,
-            capacity=events.buffer_records,
-            wall_time=wall_time,
-            journal=journal,
-            on_drop=shipped.dropped.inc,
-        )
-        shipped.buffered.set_function(lambda: len(self.outbox))
         self.pod_resources = runtimes.pod_resources_client(containers)
         self.allocations = (
             Allocations(self.pod_resources.list) if self.pod_resources is not None else None
@@ -120,7 +105,7 @@ class ContainerTracking:
                 source,
                 client,
                 containers=containers,
-                emit=self.outbox.put,
+                emit=emit,
                 lookup=lookup,
                 allocated=self._allocated(lookup),
                 wall_time=wall_time,
@@ -128,11 +113,6 @@ class ContainerTracking:
             )
             for source, client in runtimes.runtime_clients(containers, host_root=host_root)
         ]
-        self.shipper = (
-            EventShipper(events, outbox=self.outbox, node=node, metrics=shipped)
-            if events.server_address
-            else None
-        )
 
     def _allocated(self, lookup: DeviceTable) -> Callable[[Pod, str], list[KnownDevice]] | None:
         allocations = self.allocations
@@ -189,8 +169,6 @@ class ContainerTracking:
             try:
                 for watcher in self._watchers:
                     watcher.start()
-                if self.shipper is not None:
-                    self.shipper.start()
             except Exception as exc:  # the part failed to start: the process stops, naming it
                 log.error("container tracking failed to start", exc_info=True)
                 self._fail(exc)
@@ -203,9 +181,6 @@ class ContainerTracking:
             self._starter.join()
         for watcher in self._watchers:
             watcher.stop()
-        if self.shipper is not None:
-            self.shipper.stop()
-        self.outbox.close()
         for watcher in self._watchers:
             watcher.client.close()
         if self.pod_resources is not None:

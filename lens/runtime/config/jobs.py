@@ -1,4 +1,4 @@
-"""The `jobs` config section: the container event server of `lens jobs`."""
+"""The `jobs` config section: the event server of `lens jobs` and its device reports' upkeep."""
 
 from __future__ import annotations
 
@@ -27,4 +27,29 @@ class JobsConfig:
         "Most events written in one transaction (batches waiting together are merged).",
         minimum=1,
         maximum=100_000,
+    )
+    reports_minutes_retention_days: float = setting(
+        8.0,
+        "Days GPU- and RDMA port-minutes are kept (gpu_minutes, gpu_minute_holders, "
+        "rdma_port_minutes).",
+        minimum=1.0,
+        maximum=3650.0,
+    )
+    reports_hours_retention_days: float = setting(
+        400.0,
+        "Days the hourly rollups are kept (gpu_hours, gpu_hour_holders).",
+        minimum=1.0,
+        maximum=36500.0,
+    )
+    reports_rollup_interval_seconds: float = setting(
+        60.0,
+        "How often hours with new or late minutes are rolled up again.",
+        minimum=1.0,
+        maximum=3600.0,
+    )
+    reports_retention_interval_seconds: float = setting(
+        3600.0,
+        "How often expired minutes and hours are deleted (in bounded batches).",
+        minimum=10.0,
+        maximum=86400.0,
     )

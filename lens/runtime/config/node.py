@@ -180,3 +180,8 @@ class EventsConfig:
         "memory only.",
         path=True,
     )
+    device_reports: bool = setting(
+        True,
+        "Also send each GPU's and RDMA port's use per minute, attributed to the pods holding "
+        "the GPUs, and the node's device inventory (docs/reports.md); needs server_address.",
+    )

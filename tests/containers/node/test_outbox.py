@@ -5,6 +5,7 @@ from pathlib import Path
 from lens.containers.model import Inventory, Source
 from lens.containers.node.journal import Journal
 from lens.containers.node.outbox import Outbox
+from lens.proto._generated.lens.v1 import events_pb2 as pb
 
 
 def _inventory(n: int) -> Inventory:
@@ -25,6 +26,20 @@ def test_records_are_numbered_and_stay_until_acknowledged() -> None:
     _, again = box.take(box.first_position(), 10, timeout=0)
     assert [e.sequence for e in again] == [4, 5]
     assert box.acknowledge("other-boot", 5) == 0
+
+
+def test_another_domains_record_shares_the_numbering_and_is_stamped_by_the_outbox() -> None:
+    box = Outbox(boot_id="b1", capacity=10, wall_time=lambda: 100.5)
+    box.put(_inventory(1))
+    report = pb.Record()
+    report.gpu_minutes.SetInParent()
+    box.put_message(report)
+    box.put(_inventory(2))
+    _, batch = box.take(0, 10, timeout=0)
+    records = [pb.Record.FromString(e.data) for e in batch]
+    assert [r.sequence for r in records] == [1, 2, 3]
+    assert [r.WhichOneof("body") for r in records] == ["inventory", "gpu_minutes", "inventory"]
+    assert (records[1].observed_at.seconds, records[1].observed_at.nanos) == (100, 500_000_000)
 
 
 def test_a_batch_stays_within_its_bytes_but_always_takes_one_record() -> None:

@@ -233,3 +233,24 @@ def test_series_go_when_the_hardware_does(rigs: list[Rig]) -> None:
     rig.clock.advance(1)
     rig.cycle.run()
     assert rig.cycle.render_text() == ""
+
+
+def test_after_each_cycle_runs_once_the_results_are_kept_and_survives_a_crash(
+    rigs: list[Rig], caplog: pytest.LogCaptureFixture
+) -> None:
+    kept: list[object] = []
+    seen: list[list[object]] = []
+    rig = Rig(_binding("a", lambda: 1.5, keep=kept.append))
+    rigs.append(rig)
+
+    def crash() -> None:
+        raise RuntimeError("a bug after the cycle")
+
+    rig.cycle.after_each(crash)
+    rig.cycle.after_each(lambda: seen.append(list(kept)))
+    rig.cycle.run()
+    rig.clock.advance(1)
+    rig.cycle.run()
+    assert seen == [[1.5], [1.5, 1.5]]
+    assert rig.cycle.cycles == 2
+    assert "after-cycle callback failed" in caplog.text

@@ -26,7 +26,7 @@ from lens.devices.sysfs import HostFiles
 from lens.roles.node_agent.state import AgentState
 from lens.roles.node_agent.tracking import ContainerTracking, DeviceTable
 from lens.runtime import errors
-from lens.runtime.config import ContainersConfig, DatabaseConfig, EventsConfig
+from lens.runtime.config import ContainersConfig, DatabaseConfig
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.sim.containerd import PrivateContainerd, pod_labels
 from lens.sim.docker import PrivateDocker, ScriptedDocker
@@ -414,8 +414,7 @@ def test_readiness_names_why_a_runtime_is_not_followed_until_it_is_again(
         containers=ContainersConfig(
             containerd_address="", docker_address=scripted.socket, pod_resources_socket=""
         ),
-        events=EventsConfig(),
-        node="n1",
+        emit=lambda record: None,
         host_root=str(host.root),
         lookup=DeviceTable(host, AgentState(time.time)),
         metrics=SelfMetrics(process=False),

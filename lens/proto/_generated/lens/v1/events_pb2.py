@@ -23,37 +23,38 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from lens.proto._generated.lens.v1 import reports_pb2 as lens_dot_v1_dot_reports__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14lens/v1/events.proto\x12\x07lens.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"M\n\nEventBatch\x12\x0c\n\x04node\x18\x01 \x01(\t\x12\x0f\n\x07\x62oot_id\x18\x02 \x01(\t\x12 \n\x07records\x18\x03 \x03(\x0b\x32\x0f.lens.v1.Record\"2\n\x03\x41\x63k\x12\x0f\n\x07\x62oot_id\x18\x01 \x01(\t\x12\x1a\n\x12\x63ommitted_sequence\x18\x02 \x01(\x04\"\xa6\x01\n\x06Record\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12/\n\x0bobserved_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12(\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x17.lens.v1.ContainerEventH\x00\x12\'\n\tinventory\x18\x04 \x01(\x0b\x32\x12.lens.v1.InventoryH\x00\x42\x06\n\x04\x62ody\"3\n\x03Pod\x12\x0b\n\x03uid\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\"e\n\x06\x44\x65vice\x12!\n\x04type\x18\x01 \x01(\x0e\x32\x13.lens.v1.DeviceType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06number\x18\x03 \x01(\x05\x12\x0c\n\x04uuid\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\",\n\nDeviceList\x12\x1e\n\x05items\x18\x01 \x03(\x0b\x32\x0f.lens.v1.Device\"\xd8\x02\n\x0e\x43ontainerEvent\x12 \n\x04type\x18\x01 \x01(\x0e\x32\x12.lens.v1.EventType\x12\x1f\n\x06source\x18\x02 \x01(\x0e\x32\x0f.lens.v1.Source\x12\x14\n\x0c\x63ontainer_id\x18\x03 \x01(\t\x12\x16\n\x0e\x63ontainer_name\x18\x04 \x01(\t\x12\x19\n\x03pod\x18\x05 \x01(\x0b\x32\x0c.lens.v1.Pod\x12(\n\x04time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\texit_code\x18\t \x01(\x05H\x00\x88\x01\x01\x12\x0e\n\x06status\x18\n \x01(\t\x12$\n\x07\x64\x65vices\x18\x0b \x01(\x0b\x32\x13.lens.v1.DeviceListB\x0c\n\n_exit_codeJ\x04\x08\x06\x10\x07\"m\n\tInventory\x12\x1f\n\x06source\x18\x01 \x01(\x0e\x32\x0f.lens.v1.Source\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rcontainer_ids\x18\x03 \x03(\t*J\n\x06Source\x12\x16\n\x12SOURCE_UNSPECIFIED\x10\x00\x12\x15\n\x11SOURCE_CONTAINERD\x10\x01\x12\x11\n\rSOURCE_DOCKER\x10\x02*\xba\x01\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45VENT_TYPE_CREATED\x10\x01\x12\x16\n\x12\x45VENT_TYPE_STARTED\x10\x02\x12\x15\n\x11\x45VENT_TYPE_EXITED\x10\x03\x12\x19\n\x15\x45VENT_TYPE_OOM_KILLED\x10\x04\x12\x16\n\x12\x45VENT_TYPE_DELETED\x10\x05\x12\x17\n\x13\x45VENT_TYPE_OBSERVED\x10\x06*T\n\nDeviceType\x12\x1b\n\x17\x44\x45VICE_TYPE_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x44\x45VICE_TYPE_GPU\x10\x01\x12\x14\n\x10\x44\x45VICE_TYPE_RDMA\x10\x02\x32\x42\n\x0f\x43ontainerEvents\x12/\n\x06Stream\x12\x13.lens.v1.EventBatch\x1a\x0c.lens.v1.Ack(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14lens/v1/events.proto\x12\x07lens.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15lens/v1/reports.proto\"M\n\nEventBatch\x12\x0c\n\x04node\x18\x01 \x01(\t\x12\x0f\n\x07\x62oot_id\x18\x02 \x01(\t\x12 \n\x07records\x18\x03 \x03(\x0b\x32\x0f.lens.v1.Record\"2\n\x03\x41\x63k\x12\x0f\n\x07\x62oot_id\x18\x01 \x01(\t\x12\x1a\n\x12\x63ommitted_sequence\x18\x02 \x01(\x04\"\xad\x02\n\x06Record\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12/\n\x0bobserved_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12(\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x17.lens.v1.ContainerEventH\x00\x12\'\n\tinventory\x18\x04 \x01(\x0b\x32\x12.lens.v1.InventoryH\x00\x12*\n\x0bgpu_minutes\x18\x05 \x01(\x0b\x32\x13.lens.v1.GpuMinutesH\x00\x12,\n\x0cport_minutes\x18\x06 \x01(\x0b\x32\x14.lens.v1.PortMinutesH\x00\x12+\n\x07\x64\x65vices\x18\x07 \x01(\x0b\x32\x18.lens.v1.DeviceInventoryH\x00\x42\x06\n\x04\x62ody\"3\n\x03Pod\x12\x0b\n\x03uid\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\"e\n\x06\x44\x65vice\x12!\n\x04type\x18\x01 \x01(\x0e\x32\x13.lens.v1.DeviceType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06number\x18\x03 \x01(\x05\x12\x0c\n\x04uuid\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\",\n\nDeviceList\x12\x1e\n\x05items\x18\x01 \x03(\x0b\x32\x0f.lens.v1.Device\"\xd8\x02\n\x0e\x43ontainerEvent\x12 \n\x04type\x18\x01 \x01(\x0e\x32\x12.lens.v1.EventType\x12\x1f\n\x06source\x18\x02 \x01(\x0e\x32\x0f.lens.v1.Source\x12\x14\n\x0c\x63ontainer_id\x18\x03 \x01(\t\x12\x16\n\x0e\x63ontainer_name\x18\x04 \x01(\t\x12\x19\n\x03pod\x18\x05 \x01(\x0b\x32\x0c.lens.v1.Pod\x12(\n\x04time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\texit_code\x18\t \x01(\x05H\x00\x88\x01\x01\x12\x0e\n\x06status\x18\n \x01(\t\x12$\n\x07\x64\x65vices\x18\x0b \x01(\x0b\x32\x13.lens.v1.DeviceListB\x0c\n\n_exit_codeJ\x04\x08\x06\x10\x07\"m\n\tInventory\x12\x1f\n\x06source\x18\x01 \x01(\x0e\x32\x0f.lens.v1.Source\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rcontainer_ids\x18\x03 \x03(\t*J\n\x06Source\x12\x16\n\x12SOURCE_UNSPECIFIED\x10\x00\x12\x15\n\x11SOURCE_CONTAINERD\x10\x01\x12\x11\n\rSOURCE_DOCKER\x10\x02*\xba\x01\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45VENT_TYPE_CREATED\x10\x01\x12\x16\n\x12\x45VENT_TYPE_STARTED\x10\x02\x12\x15\n\x11\x45VENT_TYPE_EXITED\x10\x03\x12\x19\n\x15\x45VENT_TYPE_OOM_KILLED\x10\x04\x12\x16\n\x12\x45VENT_TYPE_DELETED\x10\x05\x12\x17\n\x13\x45VENT_TYPE_OBSERVED\x10\x06*T\n\nDeviceType\x12\x1b\n\x17\x44\x45VICE_TYPE_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x44\x45VICE_TYPE_GPU\x10\x01\x12\x14\n\x10\x44\x45VICE_TYPE_RDMA\x10\x02\x32\x42\n\x0f\x43ontainerEvents\x12/\n\x06Stream\x12\x13.lens.v1.EventBatch\x1a\x0c.lens.v1.Ack(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'lens.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SOURCE']._serialized_start=1026
-  _globals['_SOURCE']._serialized_end=1100
-  _globals['_EVENTTYPE']._serialized_start=1103
-  _globals['_EVENTTYPE']._serialized_end=1289
-  _globals['_DEVICETYPE']._serialized_start=1291
-  _globals['_DEVICETYPE']._serialized_end=1375
-  _globals['_EVENTBATCH']._serialized_start=66
-  _globals['_EVENTBATCH']._serialized_end=143
-  _globals['_ACK']._serialized_start=145
-  _globals['_ACK']._serialized_end=195
-  _globals['_RECORD']._serialized_start=198
-  _globals['_RECORD']._serialized_end=364
-  _globals['_POD']._serialized_start=366
-  _globals['_POD']._serialized_end=417
-  _globals['_DEVICE']._serialized_start=419
-  _globals['_DEVICE']._serialized_end=520
-  _globals['_DEVICELIST']._serialized_start=522
-  _globals['_DEVICELIST']._serialized_end=566
-  _globals['_CONTAINEREVENT']._serialized_start=569
-  _globals['_CONTAINEREVENT']._serialized_end=913
-  _globals['_INVENTORY']._serialized_start=915
-  _globals['_INVENTORY']._serialized_end=1024
-  _globals['_CONTAINEREVENTS']._serialized_start=1377
-  _globals['_CONTAINEREVENTS']._serialized_end=1443
+  _globals['_SOURCE']._serialized_start=1184
+  _globals['_SOURCE']._serialized_end=1258
+  _globals['_EVENTTYPE']._serialized_start=1261
+  _globals['_EVENTTYPE']._serialized_end=1447
+  _globals['_DEVICETYPE']._serialized_start=1449
+  _globals['_DEVICETYPE']._serialized_end=1533
+  _globals['_EVENTBATCH']._serialized_start=89
+  _globals['_EVENTBATCH']._serialized_end=166
+  _globals['_ACK']._serialized_start=168
+  _globals['_ACK']._serialized_end=218
+  _globals['_RECORD']._serialized_start=221
+  _globals['_RECORD']._serialized_end=522
+  _globals['_POD']._serialized_start=524
+  _globals['_POD']._serialized_end=575
+  _globals['_DEVICE']._serialized_start=577
+  _globals['_DEVICE']._serialized_end=678
+  _globals['_DEVICELIST']._serialized_start=680
+  _globals['_DEVICELIST']._serialized_end=724
+  _globals['_CONTAINEREVENT']._serialized_start=727
+  _globals['_CONTAINEREVENT']._serialized_end=1071
+  _globals['_INVENTORY']._serialized_start=1073
+  _globals['_INVENTORY']._serialized_end=1182
+  _globals['_CONTAINEREVENTS']._serialized_start=1535
+  _globals['_CONTAINEREVENTS']._serialized_end=1601
 # @@protoc_insertion_point(module_scope)

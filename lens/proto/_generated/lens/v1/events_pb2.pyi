@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from lens.proto._generated.lens.v1 import reports_pb2 as _reports_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -64,16 +65,22 @@ class Ack(_message.Message):
     def __init__(self, boot_id: _Optional[str] = ..., committed_sequence: _Optional[int] = ...) -> None: ...
 
 class Record(_message.Message):
-    __slots__ = ("sequence", "observed_at", "event", "inventory")
+    __slots__ = ("sequence", "observed_at", "event", "inventory", "gpu_minutes", "port_minutes", "devices")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     OBSERVED_AT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     INVENTORY_FIELD_NUMBER: _ClassVar[int]
+    GPU_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    PORT_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     observed_at: _timestamp_pb2.Timestamp
     event: ContainerEvent
     inventory: Inventory
-    def __init__(self, sequence: _Optional[int] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event: _Optional[_Union[ContainerEvent, _Mapping]] = ..., inventory: _Optional[_Union[Inventory, _Mapping]] = ...) -> None: ...
+    gpu_minutes: _reports_pb2.GpuMinutes
+    port_minutes: _reports_pb2.PortMinutes
+    devices: _reports_pb2.DeviceInventory
+    def __init__(self, sequence: _Optional[int] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event: _Optional[_Union[ContainerEvent, _Mapping]] = ..., inventory: _Optional[_Union[Inventory, _Mapping]] = ..., gpu_minutes: _Optional[_Union[_reports_pb2.GpuMinutes, _Mapping]] = ..., port_minutes: _Optional[_Union[_reports_pb2.PortMinutes, _Mapping]] = ..., devices: _Optional[_Union[_reports_pb2.DeviceInventory, _Mapping]] = ...) -> None: ...
 
 class Pod(_message.Message):
     __slots__ = ("uid", "name", "namespace")

@@ -1,0 +1,69 @@
+"""A node's device inventory as the agent reports it: its GPUs and RDMA devices with the facts
+that identify and describe them (never readings), from a successful read only.
+
+The node agent role makes a DeviceInventory from its collections (devices/gpu.py GpuSnapshot
+with its GpuStatic, devices/ib.py RdmaDevice) and sends it at start and whenever it changes;
+`lens jobs` upserts gpu_devices and rdma_devices from it and writes node_device_changelog
+(storing/devices.py). `gpus` or `rdma` None: that part was not read successfully this time, so
+the server leaves what it holds of it alone; an empty tuple: read, and there are none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GpuFacts:
+    """One GPU's identity and static facts. None: unknown (never made up)."""
+
+    uuid: str  # the agent's GPU uuid (GpuSnapshot.uuid): the device's identity on the node
+    index: int
+    vendor: str  # amd or nvidia
+    model: str
+    serial: str
+    pci_bus_id: str
+    vbios: str | None = None
+    vram_bytes: int | None = None
+    numa_node: int | None = None
+    compute_partition: str | None = None  # SPX, CPX, ... (AMD); None where there is none
+    memory_partition: str | None = None  # NPS1, NPS4, ... (AMD)
+    driver_version: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RdmaPortFacts:
+    """One port of an RDMA device: what describes it, not its counters."""
+
+    port: int
+    state: str | None = None  # ACTIVE, DOWN, ...
+    physical_state: str | None = None  # LinkUp, Polling, ...
+    link_layer: str | None = None  # InfiniBand or Ethernet
+    rate_bytes_per_second: float | None = None
+    netdev: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RdmaFacts:
+    """One RDMA device; its identity on the node is its name (mlx5_0)."""
+
+    name: str
+    node_guid: str | None = None
+    sys_image_guid: str | None = None
+    fw_version: str | None = None
+    node_type: str | None = None
+    hca_type: str | None = None
+    board_id: str | None = None
+    pci_bus_id: str | None = None
+    numa_node: int | None = None
+    netdevs: tuple[str, ...] = ()
+    ports: tuple[RdmaPortFacts, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceInventory:
+    """A node's devices at `time` (epoch seconds). None: not read successfully, so unknown."""
+
+    time: float
+    gpus: tuple[GpuFacts, ...] | None = None
+    rdma: tuple[RdmaFacts, ...] | None = None

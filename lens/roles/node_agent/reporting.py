@@ -1,0 +1,191 @@
+"""The node agent's device reports: after each collection cycle, the GPUs' and RDMA ports' new
+readings go to the per-minute summarisers (lens/reports), the minutes they close go to the
+event stream, and so does the device inventory whenever it changes (docs/reports.md).
+
+A collection is fed once, stamped with the time it was kept; a failed one feeds nothing, and
+its minute says how many readings it missed. The inventory is made only from collections that
+succeeded, so a failing collector never makes devices flap: its part is left unknown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable
+
+from lens.containers.model import Container
+from lens.devices.gpu import Vendor
+from lens.proto._generated.lens.v1 import events_pb2 as pb
+from lens.reports import inventorywire, wire
+from lens.reports.gpuminutes import GpuMinute, GpuMinuteSummariser
+from lens.reports.inventory import DeviceInventory, GpuFacts, RdmaFacts
+from lens.reports.portminutes import PortMinute, PortMinuteSummariser
+from lens.reports.samples import Holding
+from lens.roles.node_agent import conversions
+from lens.roles.node_agent.state import AgentState
+from lens.runtime.selfmetrics import SelfMetrics
+
+log = logging.getLogger(__name__)
+
+# How long the holdings of a container that ended are kept: longer than a minute stays open
+# (its end plus 2.5 cycles), so the minute it ended in is still attributed when it closes.
+ENDED_KEPT_SECONDS = 300.0
+_VENDORS: tuple[Vendor, ...] = ("amd", "nvidia")
+
+
+class ReportMetrics:
+    def __init__(self, metrics: SelfMetrics) -> None:
+        self.minutes = metrics.counter(
+            "lens_reports_minutes_total",
+            "Per-minute device summaries put on the event stream, by device (gpu, rdma_port).",
+            ("device",),
+        )
+        self.dropped = metrics.counter(
+            "lens_reports_dropped_samples_total",
+            "Device readings the summarisers dropped because they were no newer than the "
+            "device's last (a clock stepped back, a duplicate).",
+        )
+        self.inventories = metrics.counter(
+            "lens_reports_inventories_total",
+            "Device inventories put on the event stream (at start and on each change).",
+        )
+
+
+class HeldGpus:
+    """Which containers held which GPU, ended containers kept for ENDED_KEPT_SECONDS."""
+
+    def __init__(self, containers: Callable[[], list[Container]] | None) -> None:
+        self._containers = containers
+        self._live: dict[str, Container] = {}
+        self._ended: dict[str, tuple[float, list[Holding]]] = {}  # id -> (until, holdings)
+        self._by_gpu: dict[str, list[Holding]] = {}
+
+    def refresh(self, now: float) -> None:
+        live = {c.id: c for c in self._containers() if c.gpus} if self._containers else {}
+        for cid, gone in self._live.items():
+            if cid not in live:
+                ended = conversions.holdings(gone, ended_at=now)
+                self._ended[cid] = (max((h.until or now) for h in ended), ended)
+        self._live = live
+        for cid in [c for c, (until, _) in self._ended.items() if until < now - ENDED_KEPT_SECONDS]:
+            del self._ended[cid]
+        by_gpu: dict[str, list[Holding]] = {}
+        every = [h for c in live.values() for h in conversions.holdings(c)]
+        every.extend(h for _, ended in self._ended.values() for h in ended)
+        for holding in every:
+            by_gpu.setdefault(holding.gpu_uuid, []).append(holding)
+        self._by_gpu = by_gpu
+
+    def of(self, gpu_uuid: str) -> Iterable[Holding]:
+        return self._by_gpu.get(gpu_uuid, ())
+
+
+@dataclasses.dataclass(slots=True)
+class _Sent:
+    gpus: tuple[GpuFacts, ...] | None = None
+    rdma: tuple[RdmaFacts, ...] | None = None
+
+
+class DeviceReports:
+    """Called after each collection cycle (`after_cycle`), in the cycle's thread."""
+
+    def __init__(
+        self,
+        *,
+        state: AgentState,
+        present: Callable[[Vendor], bool],
+        gpu_interval_seconds: float,
+        rdma_interval_seconds: float,
+        put: Callable[[pb.Record], None],
+        containers: Callable[[], list[Container]] | None,
+        metrics: ReportMetrics,
+    ) -> None:
+        self._state = state
+        self._present = present
+        self._put = put
+        self._metrics = metrics
+        self._held = HeldGpus(containers)
+        self._gpus = GpuMinuteSummariser(
+            interval_seconds=gpu_interval_seconds, holdings=self._held.of
+        )
+        self._ports = PortMinuteSummariser(interval_seconds=rdma_interval_seconds)
+        self._fed: dict[str, float] = {}  # collection -> the time of the one fed last
+        self._sent = _Sent()
+        self._dropped = 0
+
+    def after_cycle(self) -> None:
+        now = self._state.time()
+        self._held.refresh(now)
+        gpu_minutes = [*self._feed_gpus(), *self._gpus.close(now)]
+        port_minutes = [*self._feed_ports(), *self._ports.close(now)]
+        if gpu_minutes:
+            self._put(wire.gpu_minutes_record(gpu_minutes))
+            self._metrics.minutes.labels("gpu").inc(len(gpu_minutes))
+        if port_minutes:
+            self._put(wire.port_minutes_record(port_minutes))
+            self._metrics.minutes.labels("rdma_port").inc(len(port_minutes))
+        dropped = self._gpus.dropped_samples + self._ports.dropped_samples
+        if dropped > self._dropped:
+            self._metrics.dropped.inc(dropped - self._dropped)
+            self._dropped = dropped
+        self._report_inventory(now)
+
+    def _new(self, name: str, at: float) -> bool:
+        if self._fed.get(name) == at:
+            return False
+        self._fed[name] = at
+        return True
+
+    def _feed_gpus(self) -> list[GpuMinute]:
+        closed: list[GpuMinute] = []
+        for vendor in _VENDORS:
+            observed = self._state.gpus[vendor].get()
+            if observed is None or not observed.fresh or not self._new(vendor, observed.at):
+                continue
+            for gpu in observed.value.gpus:
+                closed.extend(self._gpus.add(conversions.gpu_sample(gpu, observed.at)))
+        return closed
+
+    def _feed_ports(self) -> list[PortMinute]:
+        observed = self._state.rdma.get()
+        if observed is None or not observed.fresh or not self._new("rdma", observed.at):
+            return []
+        closed: list[PortMinute] = []
+        for device in observed.value.devices:
+            for port in device.ports:
+                closed.extend(self._ports.add(conversions.port_sample(port, observed.at)))
+        return closed
+
+    def _report_inventory(self, now: float) -> None:
+        gpus, rdma = self._gpu_inventory(), self._rdma_inventory()
+        changed_gpus = gpus is not None and gpus != self._sent.gpus
+        changed_rdma = rdma is not None and rdma != self._sent.rdma
+        if not changed_gpus and not changed_rdma:
+            return
+        inventory = DeviceInventory(
+            time=now, gpus=gpus if changed_gpus else None, rdma=rdma if changed_rdma else None
+        )
+        self._put(inventorywire.inventory_record(inventory))
+        self._metrics.inventories.inc()
+        if changed_gpus:
+            self._sent.gpus = gpus
+        if changed_rdma:
+            self._sent.rdma = rdma
+
+    def _gpu_inventory(self) -> tuple[GpuFacts, ...] | None:
+        """Every GPU of the node, when each vendor present was read successfully; None else
+        (also on a node with no GPU vendor at all: nothing was read)."""
+        facts: list[GpuFacts] = []
+        present = [v for v in _VENDORS if self._present(v)]
+        for vendor in present:
+            observed = self._state.gpus[vendor].get()
+            if observed is None or not observed.fresh:
+                return None
+            facts.extend(conversions.gpu_facts(gpu) for gpu in observed.value.gpus)
+        return tuple(facts) if present else None
+
+    def _rdma_inventory(self) -> tuple[RdmaFacts, ...] | None:
+        observed = self._state.rdma.get()
+        if observed is None or not observed.fresh:
+            return None
+        return tuple(conversions.rdma_facts(d) for d in observed.value.devices)
