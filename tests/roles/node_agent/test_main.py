@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -287,3 +289,32 @@ def test_static_facts_that_cannot_be_read_show_in_readyz_and_metrics(
     assert 'lens_collector_success{collector="static_facts"} 0.0' in text
     assert 'lens_collector_success{collector="amdgpu"} 0.0' in text
     assert "lens_ib_port_state" in text, "the other collectors run"
+
+
+@pytest.mark.slow_timeout
+def test_figures_and_static_facts_pair_by_pci_address_whatever_order_the_tools_print(
+    mi300x: HostTree, make_agent: MakeAgent, start: Callable[..., Running], eventually
+) -> None:
+    """The original paired amd-smi's static facts and metrics by array position, so a tool
+    listing GPUs in another order gave each GPU another's figures (REFERENCE.md 15.1 #15)."""
+    printed = subprocess.run(
+        [mi300x.tool("amd-smi"), "static", "--json"], capture_output=True, check=True
+    ).stdout
+    static = json.loads(printed)
+    entries = static["gpu_data"] if isinstance(static, dict) else static
+    random.Random(7).shuffle(entries)
+    assert [e["bus"]["bdf"] for e in entries] != [g.bdf for g in mi300x.node.gpus]
+    mi300x.tool_prints("amd-smi", json.dumps(static))
+    agent = make_agent(mi300x)
+    running = start(agent)
+    eventually(lambda: agent.cycle.cycles >= 1)
+    index_of = {gpu.bdf: i for i, gpu in enumerate(mi300x.node.gpus)}
+    gpus = running.data("/v1/gpus")
+    assert agent.statics.current().source == "amd-smi"
+    assert {g["bus"]["bdf"]: g["asic"]["oam_id"] for g in gpus} == index_of
+    cards = running.data("/v1/cardMetrics")
+    assert len(cards) == 8
+    for card in cards:
+        index = index_of[card["pci_bus_id"]]
+        assert card["gpu"] == index
+        assert card["gpu_use_percent"] == 10.0 * (index + 1)
