@@ -36,19 +36,34 @@ def gpu_sample(gpu: GpuSnapshot, time: float) -> GpuSample:
     )
 
 
-def port_sample(port: RdmaPort, time: float) -> PortSample:
-    return PortSample(
-        device=port.device,
-        port=port.port,
-        time=time,
-        rate_bytes_per_second=port.rate_bytes_per_second,
-        transmit_bytes=port.transmit_bytes,
-        receive_bytes=port.receive_bytes,
-        transmit_packets=port.transmit_packets,
-        receive_packets=port.receive_packets,
-        counters=tuple((n, v) for n, v in port.counters if not _PMA_TRAFFIC.search(n)),
-        hw_counters=tuple((n, v) for n, v in port.hw_counters if _HW_ERROR.search(n)),
-    )
+class PortSampler:
+    """RdmaPort readings as PortSamples: error and discard counters only, each counter's name
+    judged once (a port shows the same few dozen names every cycle)."""
+
+    def __init__(self) -> None:
+        self._pma: dict[str, bool] = {}
+        self._hw: dict[str, bool] = {}
+
+    def sample(self, port: RdmaPort, time: float) -> PortSample:
+        pma, hw = self._pma, self._hw
+        for name, _ in port.counters:
+            if name not in pma:
+                pma[name] = not _PMA_TRAFFIC.search(name)
+        for name, _ in port.hw_counters:
+            if name not in hw:
+                hw[name] = bool(_HW_ERROR.search(name))
+        return PortSample(
+            device=port.device,
+            port=port.port,
+            time=time,
+            rate_bytes_per_second=port.rate_bytes_per_second,
+            transmit_bytes=port.transmit_bytes,
+            receive_bytes=port.receive_bytes,
+            transmit_packets=port.transmit_packets,
+            receive_packets=port.receive_packets,
+            counters=tuple(item for item in port.counters if pma[item[0]]),
+            hw_counters=tuple(item for item in port.hw_counters if hw[item[0]]),
+        )
 
 
 def holdings(container: Container, *, ended_at: float | None = None) -> list[Holding]:

@@ -109,6 +109,7 @@ class DeviceReports:
             interval_seconds=gpu_interval_seconds, holdings=self._held.of
         )
         self._ports = PortMinuteSummariser(interval_seconds=rdma_interval_seconds)
+        self._sampler = conversions.PortSampler()
         self._fed: dict[str, float] = {}  # collection -> the time of the one fed last
         self._sent = _Sent()
         self._dropped = 0
@@ -153,7 +154,7 @@ class DeviceReports:
         closed: list[PortMinute] = []
         for device in observed.value.devices:
             for port in device.ports:
-                closed.extend(self._ports.add(conversions.port_sample(port, observed.at)))
+                closed.extend(self._ports.add(self._sampler.sample(port, observed.at)))
         return closed
 
     def _report_inventory(self, now: float) -> None:
