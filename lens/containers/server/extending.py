@@ -40,6 +40,11 @@ class RecordExtension(Protocol):
         """Write inside the batch's open transaction (never commit)."""
         ...
 
+    def committed(self, prepared: object) -> None:
+        """After the transaction that wrote `prepared` committed (count it now, not before: a
+        batch rolled back is written again)."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Carried:

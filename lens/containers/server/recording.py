@@ -220,6 +220,8 @@ class EventRecorder:
             lock_first=True,
         )
         self._stored_devices.remember(devices.to_store)
+        for extension, rows in prepared.carried:
+            extension.committed(rows)
         return committed
 
     def _write(

@@ -26,6 +26,9 @@ class _Claims:
     def write(self, node: str, prepared: object) -> None:
         return None
 
+    def committed(self, prepared: object) -> None:
+        return None
+
 
 def test_each_body_has_one_extension() -> None:
     minutes, inventory = _Claims("gpu_minutes", "port_minutes"), _Claims("devices")

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import datetime
+from collections.abc import Sequence
+
 import peewee
+import pytest
 
 from lens.containers.model import (
     Container,
@@ -11,6 +15,7 @@ from lens.containers.model import (
     Pod,
     Source,
 )
+from lens.containers.server.extending import Carried
 from lens.containers.server.recording import EventRecorder, StoredDevices
 from lens.store import models
 
@@ -185,3 +190,70 @@ def test_a_start_told_after_the_deletion_changes_nothing_in_one_batch_or_two(
     assert (row.status, row.exit_code) == ("Deleted", 0)
     kinds = sorted(e.event_type for e in models.NodeContainerEvent.select())
     assert kinds == ["Created", "Deleted", "Exit"]
+
+
+class _Extension:
+    """Writes its values as extra event_streams rows, so the test sees what was committed."""
+
+    bodies = frozenset({"devices"})
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.fail = fail
+        self.calls: list[str] = []
+
+    def decode(self, record: object) -> object:
+        return record
+
+    def prepare(self, node: str, values: Sequence[object]) -> object:
+        self.calls.append("prepare")
+        return tuple(values)
+
+    def before_write(self, prepared: object) -> None:
+        self.calls.append("before_write")
+
+    def write(self, node: str, prepared: object) -> None:
+        self.calls.append("write")
+        now = datetime.datetime.now(datetime.UTC)
+        for value in prepared:  # type: ignore[attr-defined]
+            models.EventStream.create(
+                cluster="ext",
+                node_name=node,
+                boot_id=str(value),
+                committed_sequence=0,
+                created_at=now,
+                updated_at=now,
+            )
+        if self.fail:
+            raise RuntimeError("the extension's write failed")
+
+    def committed(self, prepared: object) -> None:
+        self.calls.append("committed")
+
+
+def test_an_extensions_records_commit_with_the_batch_in_order_and_are_counted_after(
+    db: peewee.Database,
+) -> None:
+    recorder = EventRecorder(db, cluster="c1")
+    extension = _Extension()
+    records = [
+        Carried(extension, "first"),
+        _event(EventType.STARTED, "a", 2.0, "Running"),
+        Carried(extension, "second"),
+    ]
+    recorder.commit(node="n1", boot_id="boot", records=records, through=3)
+    assert extension.calls == ["prepare", "before_write", "write", "committed"]
+    rows = models.EventStream.select().where(models.EventStream.cluster == "ext")
+    assert [r.boot_id for r in rows.order_by(models.EventStream.id)] == ["first", "second"]
+    assert recorder.committed("n1", "boot") == 3
+
+
+def test_an_extension_that_fails_rolls_the_whole_batch_back(db: peewee.Database) -> None:
+    recorder = EventRecorder(db, cluster="c1")
+    extension = _Extension(fail=True)
+    records = [_event(EventType.STARTED, "a", 2.0, "Running"), Carried(extension, "x")]
+    with pytest.raises(RuntimeError, match="the extension's write failed"):
+        recorder.commit(node="n1", boot_id="boot", records=records, through=2)
+    assert "committed" not in extension.calls
+    assert recorder.committed("n1", "boot") == 0
+    assert models.NodeContainer.select().count() == 0
+    assert models.EventStream.select().where(models.EventStream.cluster == "ext").count() == 0
