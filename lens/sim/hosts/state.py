@@ -213,6 +213,7 @@ class NodeModel:
         self._energy = [0.0] * len(self.gpus)
         self._bytes = [[0, 0] for _ in self.nics]
         self._errors = [0] * len(self.gpus)
+        self.ports_down: set[int] = set()  # NICs whose link went down (HostTree.set_port_down)
         self.now = start
         self.gpu_readings = tuple(self._gpu(i, start) for i in range(len(self.gpus)))
         self.port_readings = tuple(self._port(i) for i in range(len(self.nics)))
@@ -270,7 +271,7 @@ class NodeModel:
             rcv_bytes=received,
             xmit_packets=sent // 4096,
             rcv_packets=received // 4096,
-            state="ACTIVE",
+            state="DOWN" if index in self.ports_down else "ACTIVE",
             hw_counters={
                 "rx_write_requests": received // 65536,
                 "rx_read_requests": received // 131072,

@@ -147,6 +147,26 @@ class HostTree:
         )
         self.break_tool(name, "print")
 
+    def set_port_down(self, index: int, down: bool = True) -> None:
+        """Take NIC `index`'s link down (or up again), as a pulled cable does."""
+        if down:
+            self.node.ports_down.add(index)
+        else:
+            self.node.ports_down.discard(index)
+        self.update()
+
+    def unplug_gpu(self, index: int) -> None:
+        """Make AMD GPU `index` vanish from the bus, as a GPU that fell off it does: its PCI
+        device, DRM nodes and driver binding disappear; the tools still list it (they cache)."""
+        gpu = self.node.gpus[index]
+        for relative in (
+            f"sys/bus/pci/devices/{gpu.bdf}",
+            f"sys/module/amdgpu/drivers/pci:amdgpu/{gpu.bdf}",
+            f"sys/class/drm/card{gpu.card}",
+            f"sys/class/drm/renderD{gpu.render_minor}",
+        ):
+            (self.root / relative).unlink(missing_ok=True)
+
     def remove(self, relative: str) -> None:
         """Delete a file of the tree, as a driver that hides an attribute does."""
         (self.root / relative).unlink()

@@ -208,3 +208,21 @@ def test_bad_specs_are_refused() -> None:
         NodeSpec(gpus=17)
     with pytest.raises(ValueError, match="does not support compute partition CPX"):
         NodeSpec(model="MI250X", compute_partition="CPX")
+
+
+def test_a_port_goes_down_and_up_and_an_unplugged_gpu_leaves_the_bus(
+    mi300x: HostTree, clock: FakeClock
+) -> None:
+    state = mi300x.root / "sys/class/infiniband/mlx5_2/ports/1/state"
+    mi300x.set_port_down(2)
+    assert state.read_text() == "1: DOWN\n"
+    clock.advance(5)
+    mi300x.update()
+    assert state.read_text() == "1: DOWN\n", "stays down as readings move"
+    mi300x.set_port_down(2, down=False)
+    assert state.read_text() == "4: ACTIVE\n"
+    gpu = mi300x.node.gpus[7]
+    mi300x.unplug_gpu(7)
+    assert not (mi300x.root / "sys/bus/pci/devices" / gpu.bdf).exists()
+    assert not (mi300x.root / f"sys/class/drm/card{gpu.card}").exists()
+    assert (mi300x.root / f"sys/class/drm/card{mi300x.node.gpus[6].card}").exists()
