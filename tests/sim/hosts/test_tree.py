@@ -215,12 +215,12 @@ def test_a_port_goes_down_and_up_and_an_unplugged_gpu_leaves_the_bus(
 ) -> None:
     state = mi300x.root / "sys/class/infiniband/mlx5_2/ports/1/state"
     mi300x.set_port_down(2)
-    assert state.read_text() == "1: DOWN\n"
+    assert state.read_text().strip() == "1: DOWN"
     clock.advance(5)
     mi300x.update()
-    assert state.read_text() == "1: DOWN\n", "stays down as readings move"
+    assert state.read_text().strip() == "1: DOWN", "stays down as readings move"
     mi300x.set_port_down(2, down=False)
-    assert state.read_text() == "4: ACTIVE\n"
+    assert state.read_text().strip() == "4: ACTIVE"
     gpu = mi300x.node.gpus[7]
     mi300x.unplug_gpu(7)
     assert not (mi300x.root / "sys/bus/pci/devices" / gpu.bdf).exists()
