@@ -90,6 +90,7 @@ def plan_upsert(
         unique,
         batch_size,
         lambda q, e: _on_conflict_update(q, e, key, update),
+        conflict_key=("update", *(f.name for f in update)),
         counted=len(unique.rows),
     )
 
@@ -103,7 +104,12 @@ def plan_insert_new(
         return None
     key = models.natural_key(model)
     return _plan(
-        model, unique, batch_size, lambda q, e: _on_conflict_ignore(q, e, key), copy_straight=True
+        model,
+        unique,
+        batch_size,
+        lambda q, e: _on_conflict_ignore(q, e, key),
+        conflict_key=("ignore",),
+        copy_straight=True,
     )
 
 
@@ -183,6 +189,12 @@ def _on_conflict_ignore(
         # Not INSERT IGNORE: that would also hide NOT NULL and truncation errors.
         return query.on_conflict(update={key[0]: key[0]})
     return query.on_conflict(conflict_target=list(key), action="NOTHING")
+
+
+# Statements compiled, by (model, engine, columns, conflict clause): a cache, never a registry
+# (dropping it only costs compiling again).
+_COMPILED: dict[tuple[object, ...], _Statement] = {}
+_COMPILED_MAX = 512
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -267,12 +279,24 @@ class Planned:
         """Write the rows (in the caller's transaction, if any); the count the call promises."""
         db = self.model._meta.database
         try:
-            written = database.idempotent_transaction(db, lambda: self._write_all(db))
+            if self.copied is None and len(self.values) <= self.per_batch and db.in_transaction():
+                # One statement is atomic by itself: no savepoint around it (two round trips,
+                # a third of a small write's time).
+                written = self._write_all(db)
+            else:
+                written = database.idempotent_transaction(db, lambda: self._write_all(db))
         except database.DRIVER_ERRORS as exc:
             raise errors.StoreError(
                 f"writing {self.model._meta.table_name} failed: {errors.first_line(exc)}"
             ) from exc
         return written if self.counted is None else self.counted
+
+    def inline(self) -> tuple[str, list[object]] | None:
+        """The write as one INSERT and its parameters, for a writer that sends several
+        statements at once; None when it takes more than one (batches, or COPY)."""
+        if self.copied is not None or len(self.values) > self.per_batch:
+            return None
+        return self.statement.sql(len(self.values)), self.statement.params(self.values)
 
     def _write_all(self, db: peewee.Database) -> int:
         statement, copied = self.statement, self.copied
@@ -300,12 +324,20 @@ def _plan(
     batch_size: int,
     conflict: Callable[[peewee.ModelInsert, str], peewee.ModelInsert],
     *,
+    conflict_key: tuple[str, ...],
     copy_straight: bool = False,
     counted: int | None = None,
 ) -> Planned:
     engine = database.engine_of(model._meta.database)
     fields, values = _with_defaults(model, table)
-    statement = _compile(model, fields, values[0], conflict)
+    # Compiled once per shape: peewee's rendering cost more than writing a node's few rows.
+    shape = (model, engine, tuple(f.name for f in fields), conflict_key)
+    statement = _COMPILED.get(shape)
+    if statement is None:
+        statement = _compile(model, fields, values[0], conflict)
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[shape] = statement
     return Planned(
         model=model,
         statement=statement,

@@ -272,3 +272,37 @@ def test_large_calls_keep_nulls(db: peewee.Database) -> None:
     assert upserting.insert_new(event, rows) == len(rows)
     stored = {e.container_id: e.exit_code for e in event.select()}
     assert stored == {r["container_id"]: r["exit_code"] for r in rows}
+
+
+def test_plans_of_one_shape_share_their_compiled_statement(db: peewee.Database) -> None:
+    first = upserting.plan_upsert(models.GpuPod, [_pod("a", phase="Pending")])
+    second = upserting.plan_upsert(models.GpuPod, [_pod("b", phase="Failed"), _pod("c", phase="")])
+    other = upserting.plan_upsert(models.GpuPod, [_pod("a")])  # other columns
+    assert first is not None and second is not None and other is not None
+    assert first.statement is second.statement
+    assert other.statement is not first.statement
+    assert second.write() == 2
+    assert {p.uid: p.phase for p in _pods().values()} == {"b": "Failed", "c": ""}
+
+
+def test_a_small_write_is_one_statement_to_send_with_others(db: peewee.Database) -> None:
+    rows = [_pod("a", phase="Running"), _pod("b", phase="")]
+    planned = upserting.plan_upsert(models.GpuPod, rows)
+    assert planned is not None
+    inline = planned.inline()
+    assert inline is not None
+    sql, params = inline
+    database.execute(db, sql, params)
+    assert {p.uid: p.phase for p in _pods().values()} == {"a": "Running", "b": ""}
+    batched = upserting.plan_upsert(models.GpuPod, [_pod(str(i)) for i in range(5)], batch_size=2)
+    assert batched is not None and batched.inline() is None
+
+
+def test_a_failing_write_in_the_callers_transaction_is_the_callers_to_roll_back(
+    db: peewee.Database,
+) -> None:
+    upserting.upsert(models.GpuPod, [_pod("a")])
+    with pytest.raises(errors.StoreError, match="writing gpu_pods failed"), db.atomic():
+        upserting.upsert(models.GpuPod, [_pod("b")])
+        upserting.upsert(models.GpuPod, [_pod("c", namespace=None)])  # NOT NULL
+    assert set(_pods()) == {"a"}

@@ -1,4 +1,4 @@
-"""`lens jobs`: the gRPC container event server, writing to the store.
+"""`lens jobs`: the gRPC event server (container events, device reports), writing to the store.
 
 `build()` adds the role to a process (tests start it on free ports against a test database);
 `ROLE` is what the CLI launches. The periodic jobs of REFERENCE.md section 5 join this role as
@@ -16,6 +16,7 @@ from lens.containers.server import serving
 from lens.containers.server.receiving import EventReceiver, ReceiverMetrics
 from lens.containers.server.recording import EventRecorder
 from lens.containers.server.serving import TokenCheck
+from lens.roles.jobs import reporting
 from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role
@@ -49,6 +50,7 @@ def build(config: Config, process: Process) -> Jobs:
         batch_records=config.jobs.batch_records,
         token=_token(config.jobs),
         wall_time=process.clock.time,
+        extensions=[reporting.add(config, process, db)],
     )
     server = grpcserver.GrpcServer(
         name="event-server",

@@ -16,6 +16,15 @@ from lens.store.models.containers import (
 )
 from lens.store.models.nodes import GpuDevice, Node, NodeDeviceChangelog, RdmaDevice
 from lens.store.models.pods import GpuPod, GpuPodEvent, PodResource, PodSnapshot
+from lens.store.models.reports import (
+    DAY_PARTITIONED,
+    GpuHour,
+    GpuHourHolder,
+    GpuHourPending,
+    GpuMinuteHolder,
+    GpuMinuteReport,
+    RdmaPortMinute,
+)
 from lens.store.models.storage import Storage
 from lens.store.models.tables import ALL_MODELS, APPEND_ONLY_MODELS
 from lens.store.models.workloads import (
@@ -30,11 +39,17 @@ __all__ = [
     "ALL_MODELS",
     "APPEND_ONLY_MODELS",
     "CLUSTER",
+    "DAY_PARTITIONED",
     "NAME",
     "NAMESPACE",
     "UID",
     "EventStream",
     "GpuDevice",
+    "GpuHour",
+    "GpuHourHolder",
+    "GpuHourPending",
+    "GpuMinuteHolder",
+    "GpuMinuteReport",
     "GpuPod",
     "GpuPodEvent",
     "GpuWorkload",
@@ -48,6 +63,7 @@ __all__ = [
     "PodResource",
     "PodSnapshot",
     "RdmaDevice",
+    "RdmaPortMinute",
     "Storage",
     "TrainingPerformance",
     "WorkloadEvent",

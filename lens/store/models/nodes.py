@@ -35,36 +35,73 @@ class Node(LensModel):
         indexes = ((("cluster", "name"), True),)
 
 
+# Column sizes of the facts: what lens/reports/inventorywire.py fits texts to on the wire.
+DEVICE_UUID = 128
+DEVICE_NAME = 128  # a model, serial, firmware, VBIOS, board id or RDMA device name
+DEVICE_SHORT = 64  # vendor, PCI address, GUIDs, partition modes, driver version, node type
+# The JSON texts (netdevs, ports) and a changelog row's changes, in ASCII characters: they stay
+# under MariaDB's TEXT (65,535 bytes).
+DEVICE_JSON = 60_000
+CHANGES = 16_000
+
+
 class GpuDevice(LensModel):
-    """One GPU of a node with its last known static facts and readings."""
+    """One GPU of a node, by its uuid, with its last reported facts (lens jobs, storing/devices.py).
+
+    A GPU that left the node keeps its row with deleted_at set, and gets it back cleared when it
+    returns. utilization, temperature, power and numa_affinity are the original's readings
+    columns, which the inventory does not fill. memory is vram_bytes in MiB, as the original.
+    """
 
     node_name = peewee.CharField(max_length=NAME)
-    gpu_id = peewee.IntegerField()
-    gpu_model = text(128)
-    memory = peewee.BigIntegerField(default=0)  # VRAM in MiB, as the original
+    uuid = peewee.CharField(max_length=DEVICE_UUID)
+    gpu_id = peewee.IntegerField()  # the index the node gives it (-1: unknown)
+    vendor = text(DEVICE_SHORT)
+    gpu_model = text(DEVICE_NAME)
+    serial = text(DEVICE_NAME)
+    pci_bus_id = text(DEVICE_SHORT)
+    vbios = peewee.CharField(max_length=DEVICE_NAME, null=True)
+    vram_bytes = peewee.BigIntegerField(null=True)
+    memory = peewee.BigIntegerField(null=True)  # VRAM in MiB, as the original
+    numa_node = peewee.IntegerField(null=True)
+    compute_partition = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    memory_partition = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    driver_version = peewee.CharField(max_length=DEVICE_SHORT, null=True)
     utilization = peewee.DoubleField(null=True)
     temperature = peewee.DoubleField(null=True)
     power = peewee.DoubleField(null=True)
-    serial = text(128)
-    numa_node = peewee.IntegerField(null=True)
     numa_affinity = peewee.IntegerField(null=True)
     created_at = created()
     updated_at = created()
+    deleted_at = UtcDateTimeField(null=True)
 
     class Meta:
         table_name = "gpu_devices"
-        indexes = ((("cluster", "node_name", "gpu_id"), True),)
+        indexes = ((("cluster", "node_name", "uuid"), True),)
 
 
 class RdmaDevice(LensModel):
-    """One RDMA device of a node; removed devices keep their row with deleted_at set."""
+    """One RDMA device of a node, by its name, with its last reported facts; removed devices
+    keep their row with deleted_at set.
+
+    netdevs is a JSON list of names; ports a JSON list of objects (port, state, physical_state,
+    link_layer, rate_bytes_per_second, netdev) in port order. if_index is the original's, which
+    the inventory does not carry.
+    """
 
     node_name = peewee.CharField(max_length=NAME)
-    ifname = peewee.CharField(max_length=64)
-    node_guid = text(64)
-    if_index = peewee.IntegerField(default=0)
-    fw = text(64)
-    node_type = text(64)
+    ifname = peewee.CharField(max_length=DEVICE_NAME)
+    node_guid = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    sys_image_guid = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    if_index = peewee.IntegerField(null=True)
+    fw = peewee.CharField(max_length=DEVICE_NAME, null=True)
+    node_type = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    hca_type = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    board_id = peewee.CharField(max_length=DEVICE_NAME, null=True)
+    pci_bus_id = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    numa_node = peewee.IntegerField(null=True)
+    netdevs = peewee.TextField(default="[]")
+    ports = peewee.TextField(default="[]")
     created_at = created()
     updated_at = created()
     deleted_at = UtcDateTimeField(null=True)
@@ -75,7 +112,14 @@ class RdmaDevice(LensModel):
 
 
 class NodeDeviceChangelog(LensModel):
-    """A GPU or RDMA device appearing on (CREATE) or leaving (DELETE) a node."""
+    """A GPU or RDMA device appearing on (CREATE), changing on (UPDATE) or leaving (DELETE) a node.
+
+    device_type is gpu or rdma. A GPU is device_uuid (its uuid) with device_name its model; an
+    RDMA device is device_name (its name) with device_uuid its node GUID. changes names what an
+    UPDATE changed (`serial: "A" -> "B"; ports[1].state: "ACTIVE" -> "DOWN"`), empty otherwise.
+    created_at is the time of the inventory that told. The id in the key keeps two changes of
+    one node at one time apart.
+    """
 
     APPEND_ONLY = True
 
@@ -84,11 +128,12 @@ class NodeDeviceChangelog(LensModel):
     device_name = text(256)
     device_uuid = peewee.CharField(max_length=128)
     op = peewee.CharField(max_length=32)
+    changes = peewee.TextField(default="")
     created_at = created()
 
     class Meta:
         table_name = "node_device_changelog"
         indexes = (
-            (("cluster", "node_name", "device_type", "device_uuid", "op", "created_at"), True),
+            (("cluster", "node_name", "created_at", "id"), True),
             (("created_at",), False),
         )

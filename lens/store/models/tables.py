@@ -11,6 +11,14 @@ from lens.store.models.containers import (
 )
 from lens.store.models.nodes import GpuDevice, Node, NodeDeviceChangelog, RdmaDevice
 from lens.store.models.pods import GpuPod, GpuPodEvent, PodResource, PodSnapshot
+from lens.store.models.reports import (
+    GpuHour,
+    GpuHourHolder,
+    GpuHourPending,
+    GpuMinuteHolder,
+    GpuMinuteReport,
+    RdmaPortMinute,
+)
 from lens.store.models.storage import Storage
 from lens.store.models.workloads import (
     GpuWorkload,
@@ -39,6 +47,12 @@ ALL_MODELS: tuple[type[LensModel], ...] = (
     TrainingPerformance,
     WorkloadEvent,
     Storage,
+    GpuMinuteReport,
+    GpuMinuteHolder,
+    RdmaPortMinute,
+    GpuHour,
+    GpuHourHolder,
+    GpuHourPending,
 )
 
 APPEND_ONLY_MODELS: tuple[type[LensModel], ...] = tuple(m for m in ALL_MODELS if m.APPEND_ONLY)
