@@ -3,8 +3,9 @@ shared by container tracking (container events) and device reports (minutes, inv
 
 Both put records in the same outbox, so they share one sequence, one journal and one stream:
 what the server acknowledges is committed, and what it has not is resent after a restart of
-either side (docs/events.md). Without `events.server_address` records are still numbered and
-kept (bounded), for the node's REST API and a server configured later they are not.
+either side (docs/events.md). Without `events.server_address` nothing is shipped: container
+events are still numbered and kept (bounded, the oldest dropped and counted), and device reports
+are not made at all (roles/node_agent/main.py).
 """
 
 from __future__ import annotations
