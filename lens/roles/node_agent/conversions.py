@@ -16,8 +16,9 @@ from lens.reports.samples import GpuSample, Holder, Holding, PortSample
 # The driver's counters (hw_counters/) that count errors, discards, drops and retries; the rest
 # count work done (e.g. rx_write_requests), which the minutes leave out.
 _HW_ERROR = re.compile(r"err|discard|drop|out_of_|retry|retries|timeout")
-# The PMA counters (counters/) other than the data and packet counters (the traffic figures).
-_PMA_TRAFFIC = re.compile(r"_data$|_packets$|_pkts$")
+# The PMA counters (counters/) that count no error: the traffic figures (data and packets) and
+# port_xmit_wait, the ticks a port waited to send, which congestion alone makes grow by millions.
+_PMA_NOT_ERRORS = re.compile(r"_data$|_packets$|_pkts$|_wait$")
 _ENDED = frozenset({"Exit", "OOMKilled", "Deleted"})
 
 
@@ -48,7 +49,7 @@ class PortSampler:
         pma, hw = self._pma, self._hw
         for name, _ in port.counters:
             if name not in pma:
-                pma[name] = not _PMA_TRAFFIC.search(name)
+                pma[name] = not _PMA_NOT_ERRORS.search(name)
         for name, _ in port.hw_counters:
             if name not in hw:
                 hw[name] = bool(_HW_ERROR.search(name))

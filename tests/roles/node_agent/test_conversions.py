@@ -13,7 +13,12 @@ def test_a_port_sample_keeps_only_error_and_discard_counters() -> None:
         device="mlx5_0",
         port=1,
         transmit_bytes=10,
-        counters=(("symbol_error", 1), ("unicast_xmit_packets", 9), ("port_xmit_discards", 2)),
+        counters=(
+            ("symbol_error", 1),
+            ("unicast_xmit_packets", 9),
+            ("port_xmit_discards", 2),
+            ("port_xmit_wait", 40_000),  # congestion, not an error
+        ),
         hw_counters=(("out_of_buffer", 3), ("rx_write_requests", 99), ("packet_seq_err", 4)),
     )
     sampler = conversions.PortSampler()
