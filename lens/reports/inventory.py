@@ -11,6 +11,7 @@ the server leaves what it holds of it alone; an empty tuple: read, and there are
 from __future__ import annotations
 
 import dataclasses
+from typing import TypeVar
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,3 +68,32 @@ class DeviceInventory:
     time: float
     gpus: tuple[GpuFacts, ...] | None = None
     rdma: tuple[RdmaFacts, ...] | None = None
+
+
+_Facts = TypeVar("_Facts", RdmaFacts, RdmaPortFacts)
+
+
+def fill_unknown(facts: RdmaFacts, before: RdmaFacts | None) -> RdmaFacts:
+    """`facts` with what it does not know (None, no netdevs) taken from `before`, an earlier
+    read of the same device (same name and node GUID).
+
+    A read through the rdma tool, when sysfs is unavailable, knows less than one through
+    sysfs: without this, each switch between the two would report the HCA type, board and
+    link layer gone and back, a changelog entry each time, though nothing changed."""
+    if before is None or before.name != facts.name or before.node_guid != facts.node_guid:
+        return facts
+    earlier_ports = {port.port: port for port in before.ports}
+    ports = tuple(_filled(port, earlier_ports.get(port.port)) for port in facts.ports)
+    filled = _filled(facts, before)
+    return dataclasses.replace(filled, netdevs=facts.netdevs or before.netdevs, ports=ports)
+
+
+def _filled(facts: _Facts, before: _Facts | None) -> _Facts:
+    if before is None:
+        return facts
+    unknown = {
+        field.name: getattr(before, field.name)
+        for field in dataclasses.fields(facts)
+        if getattr(facts, field.name) is None
+    }
+    return dataclasses.replace(facts, **unknown) if unknown else facts

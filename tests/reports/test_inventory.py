@@ -6,7 +6,7 @@ import typing
 
 from lens.devices.gpu import GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort
-from lens.reports.inventory import GpuFacts, RdmaFacts, RdmaPortFacts
+from lens.reports.inventory import GpuFacts, RdmaFacts, RdmaPortFacts, fill_unknown
 
 
 def _hints(cls: type) -> dict[str, object]:
@@ -31,3 +31,29 @@ def test_every_port_fact_is_an_rdma_port_field_of_the_same_type() -> None:
     port = _hints(RdmaPort)
     for name, hint in _hints(RdmaPortFacts).items():
         assert port[name] == hint, name
+
+
+def _sysfs_read() -> RdmaFacts:
+    port = RdmaPortFacts(port=1, state="ACTIVE", link_layer="Ethernet", netdev="enp7s0np0")
+    return RdmaFacts(
+        name="mlx5_0", node_guid="b8ce:1", hca_type="MT4129", netdevs=("enp7s0np0",), ports=(port,)
+    )
+
+
+def test_a_read_that_knows_less_keeps_what_an_earlier_read_of_the_device_knew() -> None:
+    before = _sysfs_read()
+    tool = RdmaFacts(
+        name="mlx5_0", node_guid="b8ce:1", ports=(RdmaPortFacts(port=1, state="DOWN"),)
+    )
+    filled = fill_unknown(tool, before)
+    assert (filled.hca_type, filled.netdevs) == ("MT4129", ("enp7s0np0",))
+    assert filled.ports == (
+        RdmaPortFacts(port=1, state="DOWN", link_layer="Ethernet", netdev="enp7s0np0"),
+    )
+    assert fill_unknown(before, before) == before
+    assert fill_unknown(tool, None) is tool
+
+
+def test_another_device_under_the_same_name_takes_nothing_from_the_one_before() -> None:
+    replaced = RdmaFacts(name="mlx5_0", node_guid="b8ce:2")
+    assert fill_unknown(replaced, _sysfs_read()) is replaced

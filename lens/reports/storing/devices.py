@@ -86,6 +86,9 @@ class _Part:
     facts: tuple[str, ...]  # the columns compared; a derived one (memory) is not
     name_column: str  # what the changelog's device_name and device_uuid hold
     uuid_column: str
+    # Columns kept current but never logged: where the node lists the device, not what it is
+    # (a GPU's index shifts when one before it leaves the bus).
+    placement: tuple[str, ...] = ()
 
 
 _GPU = _Part(
@@ -93,7 +96,6 @@ _GPU = _Part(
     models.GpuDevice,
     "uuid",
     (
-        "gpu_id",
         "vendor",
         "gpu_model",
         "serial",
@@ -107,6 +109,7 @@ _GPU = _Part(
     ),
     name_column="gpu_model",
     uuid_column="uuid",
+    placement=("gpu_id",),
 )
 _RDMA = _Part(
     RDMA,
@@ -224,6 +227,8 @@ def _plan(
             if named:
                 plan.updates.append((old["id"], row))
                 plan.logged.append((row, UPDATE, changes.summary(named, nodes.CHANGES)))
+            elif _comparable(old, part.placement) != _comparable(row, part.placement):
+                plan.updates.append((old["id"], row))
     present = {str(row[part.identity]) for row in reported}
     for identity, old in sorted(stored.items()):
         if old["deleted_at"] is None and identity not in present:

@@ -18,7 +18,7 @@ from lens.devices.gpu import Vendor
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.reports import inventorywire, wire
 from lens.reports.gpuminutes import GpuMinute, GpuMinuteSummariser
-from lens.reports.inventory import DeviceInventory, GpuFacts, RdmaFacts
+from lens.reports.inventory import DeviceInventory, GpuFacts, RdmaFacts, fill_unknown
 from lens.reports.portminutes import PortMinute, PortMinuteSummariser
 from lens.reports.samples import Holding
 from lens.roles.node_agent import conversions
@@ -189,4 +189,8 @@ class DeviceReports:
         observed = self._state.rdma.get()
         if observed is None or not observed.fresh:
             return None
-        return tuple(conversions.rdma_facts(d) for d in observed.value.devices)
+        sent = {facts.name: facts for facts in self._sent.rdma or ()}
+        return tuple(
+            fill_unknown(facts, sent.get(facts.name))
+            for facts in map(conversions.rdma_facts, observed.value.devices)
+        )

@@ -261,19 +261,23 @@ def test_a_device_back_revives_its_row_with_one_create(
     assert [op for *_, op, _ in changelog()] == [CREATE, DELETE, CREATE]
 
 
-def test_gpus_renumbered_are_updates_of_their_index(
+def test_gpus_renumbered_keep_their_rows_with_the_new_index_and_log_nothing(
     db: peewee.Database, devices: DeviceStore
 ) -> None:
-    # A GPU is its uuid: an index is a fact, and two GPUs swapping theirs at one time are two
-    # UPDATE rows at that time.
-    write(db, devices, "n1", inventory(gpus=(gpu(0), gpu(1))))
-    swapped = (gpu(0, index=1), gpu(1, index=0))
-    written = write(db, devices, "n1", inventory(T0 + 60, gpus=swapped))
-    assert [(c.device, c.op, c.changes) for c in written.rows] == [
-        ("GPU-0", UPDATE, "gpu_id: 0 -> 1"),
-        ("GPU-1", UPDATE, "gpu_id: 1 -> 0"),
+    # A GPU is its uuid; its index is where the node lists it: GPU-0 leaving the bus shifts
+    # the others' indexes, and that is its one DELETE, not also an UPDATE of each.
+    write(db, devices, "n1", inventory(gpus=(gpu(0), gpu(1), gpu(2))))
+    shifted = (gpu(1, index=0), gpu(2, index=1))
+    written = write(db, devices, "n1", inventory(T0 + 60, gpus=shifted))
+    assert [(c.device, c.op) for c in written.rows] == [("GPU-0", DELETE)]
+    rows = gpu_rows()
+    assert {u: r.gpu_id for u, r in rows.items()} == {"GPU-0": 0, "GPU-1": 0, "GPU-2": 1}
+    assert rows["GPU-1"].updated_at == at(T0 + 60)
+    moved = write(db, devices, "n1", inventory(T0 + 120, gpus=(gpu(1, index=0, serial="X"),)))
+    assert [(c.device, c.op, c.changes) for c in moved.rows] == [
+        ("GPU-1", UPDATE, 'serial: "S1" -> "X"'),
+        ("GPU-2", DELETE, ""),
     ]
-    assert {u: r.gpu_id for u, r in gpu_rows().items()} == {"GPU-0": 1, "GPU-1": 0}
 
 
 def test_changes_at_one_time_never_collide(db: peewee.Database, devices: DeviceStore) -> None:
