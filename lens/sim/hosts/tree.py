@@ -167,6 +167,17 @@ class HostTree:
         ):
             (self.root / relative).unlink(missing_ok=True)
 
+    def set_serial(self, index: int, serial: str) -> None:
+        """Give AMD GPU `index` a new serial number everywhere it shows (sysfs and the tools),
+        as a board swapped in the same slot does."""
+        gpus = list(self.node.gpus)
+        gpus[index] = dataclasses.replace(gpus[index], serial=serial)
+        self.node.gpus = tuple(gpus)
+        files.write(
+            self.root / f"sys/class/drm/card{gpus[index].card}/device/serial_number", f"{serial}\n"
+        )
+        files.write(self.root / tooling.STATE_FILE, json.dumps(self.state(), default=str))
+
     def remove(self, relative: str) -> None:
         """Delete a file of the tree, as a driver that hides an attribute does."""
         (self.root / relative).unlink()

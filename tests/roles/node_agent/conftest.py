@@ -15,6 +15,7 @@ from lens.runtime.clock import FakeClock
 from lens.runtime.config import (
     Config,
     ContainersConfig,
+    EventsConfig,
     HostConfig,
     KubeletConfig,
     NodeAgentConfig,
@@ -29,7 +30,8 @@ MakeAgent = Callable[..., NodeAgent]
 
 @pytest.fixture
 def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
-    """make_agent(tree, nvml=None, kubelet=None, **node_agent_settings) -> a built NodeAgent."""
+    """make_agent(tree, nvml=None, kubelet=None, events=None, **node_agent_settings) -> a built
+    NodeAgent."""
     built: list[NodeAgent] = []
 
     def make(
@@ -38,6 +40,7 @@ def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
         nvml: object | None = None,
         kubelet: KubeletConfig | None = None,
         tool_timeout: float = 10,
+        events: EventsConfig | None = None,
         **settings: object,
     ) -> NodeAgent:
         config = Config(
@@ -47,6 +50,7 @@ def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
             kubelet=kubelet or KubeletConfig(),
             node_agent=NodeAgentConfig(node_name="gpu-node-1", **settings),
             containers=ContainersConfig(containerd_address=""),
+            events=events or EventsConfig(),
         )
         process = Process(
             "node-agent",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,15 @@ def test_a_port_goes_down_and_up_and_an_unplugged_gpu_leaves_the_bus(
     assert not (mi300x.root / "sys/bus/pci/devices" / gpu.bdf).exists()
     assert not (mi300x.root / f"sys/class/drm/card{gpu.card}").exists()
     assert (mi300x.root / f"sys/class/drm/card{mi300x.node.gpus[6].card}").exists()
+
+
+def test_a_new_serial_shows_in_sysfs_and_in_what_the_tools_print(mi300x: HostTree) -> None:
+    card = mi300x.node.gpus[3].card
+    mi300x.set_serial(3, "NEWSERIAL")
+    serial = mi300x.root / f"sys/class/drm/card{card}/device/serial_number"
+    assert serial.read_text().strip() == "NEWSERIAL"
+    assert [g["serial"] for g in mi300x.state()["gpus"]].count("NEWSERIAL") == 1
+    printed = subprocess.run(
+        [str(mi300x.tool("amd-smi")), "static", "--json"], capture_output=True, check=True
+    )
+    assert printed.stdout.count(b"NEWSERIAL") == 1
