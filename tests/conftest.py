@@ -3,6 +3,7 @@ an API emulator with a client, containerd and dockerd harnesses, simulated hosts
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -73,13 +74,13 @@ def _mysql_admin() -> pymysql.connections.Connection:
     )
 
 
-@pytest.fixture(params=ENGINES)
-def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The URL of a new, empty database, once per engine."""
-    engine = request.param
+@contextlib.contextmanager
+def new_database(engine: str, directory: Path) -> Iterator[str]:
+    """The URL of a new, empty database on `engine`, dropped afterwards (SQLite: in
+    `directory`)."""
     name = f"lens_t_{uuid.uuid4().hex[:12]}"
     if engine == "sqlite":
-        yield f"sqlite:///{tmp_path / 'lens.db'}"
+        yield f"sqlite:///{directory / f'{name}.db'}"
     elif engine == "postgresql":
         admin = _postgres_admin()
         with admin.cursor() as cursor:
@@ -100,6 +101,13 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
             with admin.cursor() as cursor:
                 cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
             admin.close()
+
+
+@pytest.fixture(params=ENGINES)
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of a new, empty database, once per engine."""
+    with new_database(request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture

@@ -8,12 +8,6 @@ and restarted mid-stream.
 from __future__ import annotations
 
 import asyncio
-import http.client
-import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -34,103 +28,11 @@ from lens.sim.hosts.tree import HostTree
 from lens.sim.kubelet import podresources
 from lens.sim.kubelet.devices import Device, DeviceAllocator
 from lens.store import database, models
+from tests.roles.node_agent.processes import Pipeline, get
 
 pytestmark = pytest.mark.slow_timeout
 
 LIFECYCLE = ["Created", "Running", "Exit", "Deleted"]
-
-
-class Process:
-    """`lens <role>` as a child process, killable with SIGKILL."""
-
-    def __init__(self, role: str, env: dict[str, str], log: Path) -> None:
-        self._role, self.env, self._log = role, env, log
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self._log.open("ab") as out:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "lens", self._role],
-                env={**os.environ, **self.env},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-
-    def kill(self) -> None:
-        assert self._process is not None
-        self._process.send_signal(signal.SIGKILL)
-        self._process.wait(10)
-
-    def stop(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(15)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(5)
-
-
-def _get(port: int, path: str) -> tuple[int, object]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=3)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        connection.close()
-
-
-def _answers(port: int, path: str) -> bool:
-    try:
-        return _get(port, path)[0] == 200
-    except OSError:
-        return False
-
-
-class Pipeline:
-    def __init__(
-        self, *, tree: HostTree, ctd: PrivateContainerd, url: str, tmp: Path, ports: list[int]
-    ) -> None:
-        grpc_port, jobs_http, agent_http = ports
-        self.agent_http, self.jobs_http = agent_http, jobs_http
-        self.pod_resources_socket = tmp / "pod-resources" / "kubelet.sock"
-        common = {"LENS_LOGGING__FORMAT": "json", "LENS_SERVICE__STOP_TIMEOUT_SECONDS": "10"}
-        self.jobs = Process(
-            "jobs",
-            {
-                **common,
-                "LENS_DATABASE__URL": url,
-                "LENS_JOBS__GRPC_HOST": "127.0.0.1",
-                "LENS_JOBS__GRPC_PORT": str(grpc_port),
-                "LENS_SERVER__PORT": str(jobs_http),
-            },
-            tmp / "jobs.log",
-        )
-        self.agent = Process(
-            "node-agent",
-            {
-                **common,
-                "LENS_HOST__ROOT": str(tree.root),
-                "LENS_NODE_AGENT__NODE_NAME": "gpu-node-1",
-                "LENS_NODE_AGENT__COLLECTORS": "amdgpu,dri,rdma",
-                "LENS_CONTAINERS__CONTAINERD_ADDRESS": ctd.socket,
-                "LENS_CONTAINERS__RECONCILE_INTERVAL_SECONDS": "2",
-                "LENS_EVENTS__SERVER_ADDRESS": f"127.0.0.1:{grpc_port}",
-                "LENS_EVENTS__JOURNAL_DIR": str(tmp / "journal"),
-                "LENS_CONTAINERS__POD_RESOURCES_SOCKET": str(self.pod_resources_socket),
-                "LENS_SERVER__PORT": str(agent_http),
-            },
-            tmp / "agent.log",
-        )
-
-    def start(self, eventually: Callable[..., None]) -> None:
-        """Both processes, until each answers /readyz (the agent: every runtime followed; jobs:
-        the database migrated)."""
-        self.jobs.start()
-        self.agent.start()
-        eventually(lambda: _answers(self.agent_http, "/readyz"), timeout=30)
-        eventually(lambda: _answers(self.jobs_http, "/readyz"), timeout=30)
 
 
 @pytest.fixture
@@ -295,7 +197,7 @@ def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the
         eventually(
             lambda: _committed(empty_database_url, {"long": ["Created", "Running"]}), timeout=30
         )
-        status, pods = _get(p.agent_http, "/v1/pods")
+        status, pods = get(p.agent_http, "/v1/pods")
         assert status == 200 and isinstance(pods, list)
         (long,) = [c for c in pods if c["id"] == "long"]
         assert (long["pod_name"], long["status"], long["devices"]["infiniband"]) == (
@@ -345,7 +247,7 @@ def test_the_kubelets_allocation_decides_which_gpus_a_container_holds(
         assert started.returncode == 0, started.stderr
         try:
             eventually(lambda: _committed(empty_database_url, {"alloc": ["Running"]}), timeout=30)
-            _, pods = _get(p.agent_http, "/v1/pods")
+            _, pods = get(p.agent_http, "/v1/pods")
             assert isinstance(pods, list)
             (alloc,) = [c for c in pods if c["id"] == "alloc"]
             assert [d["id"] for d in alloc["devices"]["gpu"]] == [2]
