@@ -218,6 +218,7 @@ def _reports(
         metrics=ReportMetrics(process.metrics),
     )
     cycle.after_each(reports.after_cycle)
+    stream.watch(reports.told)  # container ends with their exact times
     return reports
 
 

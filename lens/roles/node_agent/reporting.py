@@ -9,11 +9,12 @@ succeeded, so a failing collector never makes devices flap: its part is left unk
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable
 
-from lens.containers.model import Container
+from lens.containers.model import Container, ContainerEvent, EventType, Record
 from lens.devices.gpu import Vendor
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.reports import inventorywire, wire
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 # (its end plus 2.5 cycles), so the minute it ended in is still attributed when it closes.
 ENDED_KEPT_SECONDS = 300.0
 _VENDORS: tuple[Vendor, ...] = ("amd", "nvidia")
+_ENDS = frozenset({EventType.EXITED, EventType.DELETED})
 
 
 class ReportMetrics:
@@ -52,29 +54,48 @@ class ReportMetrics:
 
 
 class HeldGpus:
-    """Which containers held which GPU, ended containers kept for ENDED_KEPT_SECONDS."""
+    """Which containers held which GPU, ended containers kept for ENDED_KEPT_SECONDS.
+
+    An end is taken from the container's exit or delete event (`told`) when there is one: a
+    container that exits and is deleted between two cycles is gone from the live list before
+    a cycle saw its exit, and the cycle's own time would overstate its hold by up to a cycle."""
 
     def __init__(self, containers: Callable[[], list[Container]] | None) -> None:
         self._containers = containers
         self._live: dict[str, Container] = {}
         self._ended: dict[str, tuple[float, list[Holding]]] = {}  # id -> (until, holdings)
         self._by_gpu: dict[str, list[Holding]] = {}
+        self._ends: collections.deque[tuple[Container, float]] = collections.deque()
+
+    def told(self, record: Record) -> None:
+        """A record of container tracking (its thread): ends are kept for the next refresh."""
+        if isinstance(record, ContainerEvent) and record.type in _ENDS and record.container.gpus:
+            self._ends.append((record.container, record.time))
 
     def refresh(self, now: float) -> None:
+        while self._ends:
+            container, at = self._ends.popleft()
+            if container.id not in self._ended:  # the first end told: the exit, if any
+                self._end(container, at)
         live = {c.id: c for c in self._containers() if c.gpus} if self._containers else {}
         for cid, gone in self._live.items():
-            if cid not in live:
-                ended = conversions.holdings(gone, ended_at=now)
-                self._ended[cid] = (max((h.until or now) for h in ended), ended)
+            if cid not in live and cid not in self._ended:
+                self._end(gone, now)
         self._live = live
         for cid in [c for c, (until, _) in self._ended.items() if until < now - ENDED_KEPT_SECONDS]:
             del self._ended[cid]
         by_gpu: dict[str, list[Holding]] = {}
-        every = [h for c in live.values() for h in conversions.holdings(c)]
+        every = [
+            h for c in live.values() if c.id not in self._ended for h in conversions.holdings(c)
+        ]
         every.extend(h for _, ended in self._ended.values() for h in ended)
         for holding in every:
             by_gpu.setdefault(holding.gpu_uuid, []).append(holding)
         self._by_gpu = by_gpu
+
+    def _end(self, container: Container, at: float) -> None:
+        ended = conversions.holdings(container, ended_at=at)
+        self._ended[container.id] = (max((h.until or at) for h in ended), ended)
 
     def of(self, gpu_uuid: str) -> Iterable[Holding]:
         return self._by_gpu.get(gpu_uuid, ())
@@ -113,6 +134,10 @@ class DeviceReports:
         self._fed: dict[str, float] = {}  # collection -> the time of the one fed last
         self._sent = _Sent()
         self._dropped = 0
+
+    def told(self, record: Record) -> None:
+        """A record of container tracking as it is streamed (its thread)."""
+        self._held.told(record)
 
     def after_cycle(self) -> None:
         now = self._state.time()

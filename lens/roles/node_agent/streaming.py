@@ -38,6 +38,7 @@ class EventStream:
         wall_time: Callable[[], float] = time.time,
     ) -> None:
         shipped = ShipperMetrics(metrics)
+        self._watchers: list[Callable[[Record], None]] = []
         boot_id = uuid.uuid4().hex
         journal = Journal(events.journal_dir, boot_id=boot_id) if events.journal_dir else None
         self.outbox = Outbox(
@@ -54,8 +55,14 @@ class EventStream:
             else None
         )
 
+    def watch(self, watcher: Callable[[Record], None]) -> None:
+        """Have `watcher` see each container record put, after it is in the outbox."""
+        self._watchers.append(watcher)
+
     def put(self, record: Record) -> None:
         self.outbox.put(record)
+        for watcher in self._watchers:
+            watcher(record)
 
     def put_message(self, message: pb.Record) -> None:
         self.outbox.put_message(message)

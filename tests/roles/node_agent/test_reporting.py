@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from lens.containers.model import Container, Device, Pod
+from lens.containers.model import Container, ContainerEvent, Device, EventType, Pod, Source
 from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort, RdmaSnapshot
 from lens.proto._generated.lens.v1 import events_pb2 as pb
@@ -145,6 +145,29 @@ def test_a_container_gone_before_its_minute_closed_is_still_attributed(node: Nod
     (share,) = first.held_by.shares
     assert share.seconds == pytest.approx(31, abs=1.01)
     assert ENDED_KEPT_SECONDS > 60
+
+
+def test_an_exit_told_by_its_event_ends_the_hold_at_its_own_time(node: Node) -> None:
+    container = _holder("c1", MINUTE + 10, gpu=0)
+    node.containers.append(container)
+    node.run_until(MINUTE + 20)
+    # Exited at +20.3 and deleted at once: gone from the list before a cycle saw it exit.
+    exited = dataclasses.replace(container, status="Exit", exited_at=MINUTE + 20.3)
+    node.containers.clear()
+    node.reports.told(
+        ContainerEvent(
+            type=EventType.EXITED, source=Source.CONTAINERD, container=exited, time=MINUTE + 20.3
+        )
+    )
+    node.reports.told(
+        ContainerEvent(
+            type=EventType.DELETED, source=Source.CONTAINERD, container=exited, time=MINUTE + 20.4
+        )
+    )
+    node.run_until(MINUTE + 61)
+    (first,) = [m for m in node.gpu_minutes() if m.start == MINUTE and m.uuid == "GPU-0"]
+    (share,) = first.held_by.shares
+    assert share.seconds == pytest.approx(10.3)
 
 
 def test_a_failed_collection_feeds_nothing_and_the_minute_says_so(node: Node) -> None:

@@ -17,7 +17,11 @@ def test_container_events_and_reports_share_one_numbered_outbox() -> None:
     metrics = SelfMetrics(process=False)
     stream = EventStream(EventsConfig(), node="n1", metrics=metrics, wall_time=lambda: 5.0)
     assert stream.shipper is None
-    stream.put(Inventory(source=Source.CONTAINERD, time=1.0, container_ids=()))
+    watched: list[object] = []
+    stream.watch(watched.append)
+    inventory = Inventory(source=Source.CONTAINERD, time=1.0, container_ids=())
+    stream.put(inventory)
+    assert watched == [inventory]
     report = pb.Record()
     report.devices.SetInParent()
     stream.put_message(report)
