@@ -11,12 +11,10 @@ its lifecycle.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import datetime
 import functools
 import operator
-import threading
 from collections.abc import Sequence
 
 import peewee
@@ -24,12 +22,12 @@ import peewee
 from lens.containers.model import (
     STATUS_AFTER,
     ContainerEvent,
-    Device,
     EventType,
     Inventory,
     Record,
 )
 from lens.containers.server import lifecycle
+from lens.containers.server.devicesets import DeviceChanges, StoredDevices
 from lens.containers.server.extending import Carried, RecordExtension
 from lens.store import database, models, upserting
 
@@ -43,54 +41,6 @@ class Committed:
 def at(seconds: float) -> datetime.datetime:
     """Epoch seconds as an aware UTC datetime, rounded to the microsecond (half to even)."""
     return datetime.datetime.fromtimestamp(seconds, datetime.UTC)
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class DeviceChanges:
-    """The events whose device rows a batch writes, and which of their containers held others."""
-
-    to_store: tuple[ContainerEvent, ...]
-    replaced: tuple[ContainerEvent, ...]
-
-
-class StoredDevices:
-    """The device sets known stored per container, most recent first, up to `capacity`.
-
-    Every event carries its container's devices, which rarely change (the kubelet's allocation
-    read after the spec's); writing them once per container instead of once per event is most
-    of a batch's rows saved. Forgetting a container only costs a redundant insert-if-absent.
-    """
-
-    def __init__(self, capacity: int = 100_000) -> None:
-        self._capacity = capacity
-        self._sets: collections.OrderedDict[str, tuple[Device, ...]] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def changes(self, events: Sequence[ContainerEvent]) -> DeviceChanges:
-        """Per container, its last event in `events` when its devices are not known stored; and
-        those of them known stored with other devices."""
-        last: dict[str, ContainerEvent] = {}
-        for event in events:
-            if event.container.devices:
-                last[event.container.id] = event
-        to_store: list[ContainerEvent] = []
-        replaced: list[ContainerEvent] = []
-        with self._lock:
-            for cid, event in last.items():
-                known = self._sets.get(cid)
-                if known != event.container.devices:
-                    to_store.append(event)
-                    if known is not None:
-                        replaced.append(event)
-        return DeviceChanges(to_store=tuple(to_store), replaced=tuple(replaced))
-
-    def remember(self, events: Sequence[ContainerEvent]) -> None:
-        with self._lock:
-            for event in events:
-                self._sets[event.container.id] = event.container.devices
-                self._sets.move_to_end(event.container.id)
-            while len(self._sets) > self._capacity:
-                self._sets.popitem(last=False)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -151,6 +101,16 @@ class Prepared:
     carried: tuple[tuple[RecordExtension, object], ...] = ()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class PreparedBatch:
+    """One agent boot's batch, prepared, and the sequence its commit marks."""
+
+    node: str
+    boot_id: str
+    prepared: Prepared
+    through: int
+
+
 class EventRecorder:
     """Commits agents' records for one cluster."""
 
@@ -209,29 +169,61 @@ class EventRecorder:
 
     def write(self, *, node: str, boot_id: str, prepared: Prepared, through: int) -> Committed:
         """Write what `prepare` made and mark `through` committed, atomically."""
-        devices = self._stored_devices.changes(prepared.events)
-        for extension, rows in prepared.carried:
-            extension.before_write(rows)
+        (committed,) = self.write_group([PreparedBatch(node, boot_id, prepared, through)])
+        return committed
+
+    def write_group(self, jobs: Sequence[PreparedBatch]) -> list[Committed]:
+        """Write the batches of several agent boots (at most one each) in one transaction."""
+        devices = [self._stored_devices.changes(job.prepared.events) for job in jobs]
+        for job in jobs:
+            for extension, rows in job.prepared.carried:
+                extension.before_write(rows)
         # lock_first: a batch that starts with an inventory reads before it writes, while other
         # agents' batches commit (the 8 concurrent agents of issue 16).
         committed = database.idempotent_transaction(
-            self._db,
-            lambda: self._write(node, boot_id, prepared, devices, through),
-            lock_first=True,
+            self._db, lambda: self._write_all(jobs, devices), lock_first=True
         )
-        self._stored_devices.remember(devices.to_store)
-        for extension, rows in prepared.carried:
-            extension.committed(rows)
+        for job, changes in zip(jobs, devices, strict=True):
+            self._stored_devices.remember(changes.to_store)
+            for extension, rows in job.prepared.carried:
+                extension.committed(rows)
         return committed
 
-    def _write(
-        self,
-        node: str,
-        boot_id: str,
-        prepared: Prepared,
-        devices: DeviceChanges,
-        through: int,
-    ) -> Committed:
+    def _write_all(
+        self, jobs: Sequence[PreparedBatch], devices: Sequence[DeviceChanges]
+    ) -> list[Committed]:
+        committed = [
+            self._write(job.node, job.prepared, changes)
+            for job, changes in zip(jobs, devices, strict=True)
+        ]
+        carried: dict[RecordExtension, list[tuple[str, object]]] = {}
+        for job in jobs:
+            for extension, rows in job.prepared.carried:
+                carried.setdefault(extension, []).append((job.node, rows))
+        for extension, batches in carried.items():
+            extension.write(batches)
+        now = datetime.datetime.now(datetime.UTC)
+        through: dict[tuple[str, str], int] = {}
+        for job in jobs:  # one stream's batches come one after the other, never two at once
+            key = (job.node, job.boot_id)
+            through[key] = max(through.get(key, 0), job.through)
+        upserting.upsert(
+            models.EventStream,
+            [
+                {
+                    "cluster": self._cluster,
+                    "node_name": node,
+                    "boot_id": boot_id,
+                    "committed_sequence": sequence,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for (node, boot_id), sequence in through.items()
+            ],
+        )
+        return committed
+
+    def _write(self, node: str, prepared: Prepared, devices: DeviceChanges) -> Committed:
         # Applied in sequence order: an inventory judges only the containers told of before it
         # (one told of after it in the same batch was created after its listing).
         new_events = closed = 0
@@ -241,22 +233,6 @@ class EventRecorder:
             else:
                 new_events += step.write()
         self._write_devices(devices)
-        for extension, rows in prepared.carried:
-            extension.write(node, rows)
-        now = datetime.datetime.now(datetime.UTC)
-        upserting.upsert(
-            models.EventStream,
-            [
-                {
-                    "cluster": self._cluster,
-                    "node_name": node,
-                    "boot_id": boot_id,
-                    "committed_sequence": through,
-                    "created_at": now,
-                    "updated_at": now,
-                }
-            ],
-        )
         return Committed(events=new_events, closed=closed)
 
     def _plan_told(self, node: str, events: Sequence[ContainerEvent]) -> _Told:

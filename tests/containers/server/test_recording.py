@@ -16,7 +16,7 @@ from lens.containers.model import (
     Source,
 )
 from lens.containers.server.extending import Carried
-from lens.containers.server.recording import EventRecorder, StoredDevices
+from lens.containers.server.recording import EventRecorder
 from lens.store import models
 
 GPU = Device(type="gpu", name="MI300X", number=0, uuid="g0")
@@ -85,44 +85,6 @@ def test_an_inventory_closes_live_containers_it_does_not_list(db: peewee.Databas
         e.container_id for e in models.NodeContainerEvent.select() if e.event_type == "Deleted"
     ]
     assert deleted == ["b"]
-
-
-def test_devices_are_written_once_per_container_and_again_when_they_change(
-    db: peewee.Database,
-) -> None:
-    stored = StoredDevices(capacity=2)
-    created, started = (
-        _event(EventType.CREATED, "a", 1.0, "Created"),
-        _event(EventType.STARTED, "a", 2.0, "Running"),
-    )
-    assert stored.changes([created, started]).to_store == (started,)
-    stored.remember([started])
-    assert stored.changes([started]).to_store == ()
-    regrouped = ContainerEvent(
-        type=EventType.OBSERVED,
-        source=Source.CONTAINERD,
-        container=Container(
-            id="a",
-            name="main",
-            pod=None,
-            devices=(Device(type="ib", name="mlx5_0", number=0, uuid="n0"),),
-            created_at=1.0,
-            status="Running",
-        ),
-        time=3.0,
-    )
-    changed = stored.changes([regrouped])
-    assert (changed.to_store, changed.replaced) == ((regrouped,), (regrouped,))
-    stored.remember([_event(EventType.CREATED, cid, 1.0, "Created") for cid in ("b", "c")])
-    forgotten = stored.changes([started])
-    assert (forgotten.to_store, forgotten.replaced) == ((started,), ()), "past capacity"
-    # Through the recorder: a restarted server (empty memory) inserts nothing twice.
-    EventRecorder(db, cluster="c1").commit(node="n1", boot_id="b1", records=[created], through=1)
-    again = EventRecorder(db, cluster="c1")
-    again.commit(node="n1", boot_id="b1", records=[started], through=2)
-    again.commit(node="n1", boot_id="b1", records=[regrouped], through=3)
-    devices = sorted((d.device_type, d.device_uuid) for d in models.NodeContainerDevice.select())
-    assert devices == [("ib", "n0")], "the GPU it no longer holds is gone"
 
 
 def test_an_inventory_judges_only_the_containers_told_of_before_it(db: peewee.Database) -> None:
@@ -211,18 +173,19 @@ class _Extension:
     def before_write(self, prepared: object) -> None:
         self.calls.append("before_write")
 
-    def write(self, node: str, prepared: object) -> None:
+    def write(self, batches: Sequence[tuple[str, object]]) -> None:
         self.calls.append("write")
         now = datetime.datetime.now(datetime.UTC)
-        for value in prepared:  # type: ignore[attr-defined]
-            models.EventStream.create(
-                cluster="ext",
-                node_name=node,
-                boot_id=str(value),
-                committed_sequence=0,
-                created_at=now,
-                updated_at=now,
-            )
+        for node, prepared in batches:
+            for value in prepared:  # type: ignore[attr-defined]
+                models.EventStream.create(
+                    cluster="ext",
+                    node_name=node,
+                    boot_id=str(value),
+                    committed_sequence=0,
+                    created_at=now,
+                    updated_at=now,
+                )
         if self.fail:
             raise RuntimeError("the extension's write failed")
 
@@ -257,3 +220,31 @@ def test_an_extension_that_fails_rolls_the_whole_batch_back(db: peewee.Database)
     assert recorder.committed("n1", "boot") == 0
     assert models.NodeContainer.select().count() == 0
     assert models.EventStream.select().where(models.EventStream.cluster == "ext").count() == 0
+
+
+def test_a_restarted_server_rewrites_no_device_row_and_drops_those_no_longer_held(
+    db: peewee.Database,
+) -> None:
+    created, started = (
+        _event(EventType.CREATED, "a", 1.0, "Created"),
+        _event(EventType.STARTED, "a", 2.0, "Running"),
+    )
+    regrouped = ContainerEvent(
+        type=EventType.OBSERVED,
+        source=Source.CONTAINERD,
+        container=Container(
+            id="a",
+            name="main",
+            pod=None,
+            devices=(Device(type="ib", name="mlx5_0", number=0, uuid="n0"),),
+            created_at=1.0,
+            status="Running",
+        ),
+        time=3.0,
+    )
+    EventRecorder(db, cluster="c1").commit(node="n1", boot_id="b1", records=[created], through=1)
+    again = EventRecorder(db, cluster="c1")
+    again.commit(node="n1", boot_id="b1", records=[started], through=2)
+    again.commit(node="n1", boot_id="b1", records=[regrouped], through=3)
+    devices = sorted((d.device_type, d.device_uuid) for d in models.NodeContainerDevice.select())
+    assert devices == [("ib", "n0")], "the GPU it no longer holds is gone"
