@@ -318,6 +318,25 @@ class Planned:
         return written
 
 
+def merged(parts: Sequence[Planned | None]) -> Planned | None:
+    """One Planned writing the rows of all `parts`, plans of one statement for rows with
+    distinct keys (one per node of a group commit); None: nothing to write. Rows past a batch
+    go in several statements; COPY is left out, since its text would be made while writing."""
+    present = [part for part in parts if part is not None]
+    if len(present) <= 1:
+        return present[0] if present else None
+    first = present[0]
+    if any(p.statement is not first.statement for p in present):
+        raise ValueError(f"{first.model.__name__}: only plans of one statement merge")
+    counts = [p.counted for p in present]
+    return dataclasses.replace(
+        first,
+        values=[row for part in present for row in part.values],
+        copied=None,
+        counted=None if None in counts else sum(c for c in counts if c is not None),
+    )
+
+
 def _plan(
     model: type[models.LensModel],
     table: Table,

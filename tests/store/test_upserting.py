@@ -285,6 +285,32 @@ def test_plans_of_one_shape_share_their_compiled_statement(db: peewee.Database) 
     assert {p.uid: p.phase for p in _pods().values()} == {"b": "Failed", "c": ""}
 
 
+def test_plans_of_one_statement_merge_into_one_write_of_all_their_rows(
+    db: peewee.Database,
+) -> None:
+    parts = [
+        upserting.plan_upsert(models.GpuPod, [_pod(uid, phase="Running") for uid in uids])
+        for uids in (["a", "b"], ["c"], [])
+    ]
+    assert parts[2] is None
+    merged = upserting.merged(parts)
+    assert merged is not None and merged.counted == 3
+    assert merged.write() == 3
+    assert {p.uid: p.phase for p in _pods().values()} == dict.fromkeys("abc", "Running")
+    assert upserting.merged([parts[1], None]) is parts[1]
+    assert upserting.merged([None]) is None
+    other = upserting.plan_upsert(models.GpuPod, [_pod("d")])  # other columns
+    with pytest.raises(ValueError, match="only plans of one statement merge"):
+        upserting.merged([parts[0], other])
+
+
+def test_merged_plans_past_a_batch_take_several_statements(db: peewee.Database) -> None:
+    parts = [upserting.plan_upsert(models.GpuPod, [_pod(str(i))], batch_size=2) for i in range(5)]
+    merged = upserting.merged(parts)
+    assert merged is not None and merged.inline() is None
+    assert merged.write() == 5 and len(_pods()) == 5
+
+
 def test_a_small_write_is_one_statement_to_send_with_others(db: peewee.Database) -> None:
     rows = [_pod("a", phase="Running"), _pod("b", phase="")]
     planned = upserting.plan_upsert(models.GpuPod, rows)

@@ -36,8 +36,10 @@ class RecordExtension(Protocol):
         """Outside any transaction, before `write`: what the write needs made first."""
         ...
 
-    def write(self, node: str, prepared: object) -> None:
-        """Write inside the batch's open transaction (never commit)."""
+    def write(self, batches: Sequence[tuple[str, object]]) -> None:
+        """Write the prepared rows of several agents' batches (node, prepared; a node at most
+        once but for an agent restarted meanwhile) inside their open transaction (never
+        commit): the event server writes the batches waiting at once together."""
         ...
 
     def committed(self, prepared: object) -> None:

@@ -28,7 +28,8 @@ from lens.containers import wire
 from lens.containers.model import ContainerEvent, Record
 from lens.containers.server import serving
 from lens.containers.server.extending import Carried, RecordExtension, by_body
-from lens.containers.server.recording import EventRecorder, Prepared
+from lens.containers.server.grouping import GroupCommit
+from lens.containers.server.recording import EventRecorder, Prepared, PreparedBatch
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.proto._generated.lens.v1 import events_pb2_grpc
 from lens.runtime.selfmetrics import SelfMetrics
@@ -117,6 +118,9 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         extensions: Sequence[RecordExtension] = (),
     ) -> None:
         self._recorder = recorder
+        # Agents' batches written several to a transaction: a cluster's minute of device
+        # reports arrives from every node at once.
+        self._group = GroupCommit(recorder.write_group)
         self._extensions = by_body(extensions)
         self._metrics = metrics
         self._batch_records = batch_records
@@ -210,6 +214,10 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
             after = self._committed.get(key)
             if after is None:
                 after = await asyncio.to_thread(self._recorder.committed, *key)
+                # Kept for the commit, which would read it again: a new boot's first batch (all
+                # agents reconnecting at once) costs one read, not two. A commit of another
+                # stream of the boot meanwhile has stored a later value, which stays.
+                after = self._committed.setdefault(key, after)
         fresh = sorted(
             (r for r in batch.records if r.sequence > after), key=operator.attrgetter("sequence")
         )
@@ -263,11 +271,7 @@ class EventReceiver(events_pb2_grpc.ContainerEventsServicer):
         started = time.perf_counter()
         # Acknowledged past, but the column holds no more: any later record is just as unusable.
         stored = min(staged.through, wire.MAX_SEQUENCE)
-        await asyncio.to_thread(
-            lambda: self._recorder.write(
-                node=node, boot_id=boot_id, prepared=prepared, through=stored
-            )
-        )
+        await self._group.submit(PreparedBatch(node, boot_id, prepared, stored))
         self._metrics.processing.labels("k8s").observe(time.perf_counter() - started)
         now = self._time()
         for observed in staged.observed:

@@ -174,6 +174,25 @@ class MinuteStore:
                 f"writing the minutes of {prepared.node} failed: {errors.first_line(exc)}"
             ) from exc
 
+    def write_many(self, prepared: Sequence[PreparedMinutes]) -> int:
+        """Write several nodes' minutes (one batch each) as one: a statement per table for
+        them all, where each would take its own; in the caller's transaction. The rows written."""
+        if len(prepared) == 1:
+            return self.write_prepared(prepared[0])
+        return self.write_prepared(
+            PreparedMinutes(
+                node=f"{len(prepared)} nodes",
+                gpu=upserting.merged([p.gpu for p in prepared]),
+                deletes=tuple(delete for p in prepared for delete in p.deletes),
+                holders=upserting.merged([p.holders for p in prepared]),
+                ports=upserting.merged([p.ports for p in prepared]),
+                pending=upserting.merged([p.pending for p in prepared]),
+                days=frozenset().union(*(p.days for p in prepared)),
+                rows=sum(p.rows for p in prepared),
+                dropped=Dropped(),
+            )
+        )
+
     def forget_days_before(self, day: datetime.date) -> None:
         """Retention dropped the partitions before `day`: check them again if ever needed."""
         self._days.forget_before(day)

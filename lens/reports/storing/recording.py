@@ -102,14 +102,15 @@ class ReportRecorder:
         assert isinstance(prepared, PreparedReports)
         self._minutes.before_write(prepared.minutes)
 
-    def write(self, node: str, prepared: object) -> None:
-        assert isinstance(prepared, PreparedReports)
-        self._minutes.write_prepared(prepared.minutes)
-        changes: dict[str, int] = {}
-        for inventory in prepared.inventories:
-            for op, rows in self._devices.write(node, inventory).by_op().items():
-                changes[op] = changes.get(op, 0) + rows
-        prepared.changes = changes
+    def write(self, batches: Sequence[tuple[str, object]]) -> None:
+        reports = [(node, _reports(prepared)) for node, prepared in batches]
+        self._minutes.write_many([prepared.minutes for _, prepared in reports])
+        for node, prepared in reports:
+            changes: dict[str, int] = {}
+            for inventory in prepared.inventories:
+                for op, rows in self._devices.write(node, inventory).by_op().items():
+                    changes[op] = changes.get(op, 0) + rows
+            prepared.changes = changes
 
     def committed(self, prepared: object) -> None:
         assert isinstance(prepared, PreparedReports)
@@ -120,3 +121,8 @@ class ReportRecorder:
         self._metrics.refused.labels("too_new").inc(dropped.too_new)
         for op, rows in prepared.changes.items():
             self._metrics.changes.labels(op).inc(rows)
+
+
+def _reports(prepared: object) -> PreparedReports:
+    assert isinstance(prepared, PreparedReports)
+    return prepared

@@ -23,7 +23,7 @@ class _Claims:
     def before_write(self, prepared: object) -> None:
         return None
 
-    def write(self, node: str, prepared: object) -> None:
+    def write(self, batches: Sequence[tuple[str, object]]) -> None:
         return None
 
     def committed(self, prepared: object) -> None:

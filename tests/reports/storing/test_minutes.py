@@ -219,6 +219,30 @@ def test_nodes_and_clusters_do_not_collide(
     assert sorted(c for (c,) in holders) == [CLUSTER, "c2"]
 
 
+def test_several_nodes_minutes_are_written_as_one(store: minutes.MinuteStore) -> None:
+    first = gpu_minute(T0, shares=((holder("a"), 60.0, 60.0),))
+    write(store, "node-1", [first])
+    again = gpu_minute(T0, shares=((holder("b"), 60.0, 60.0),))  # node-1's minute again
+    prepared = [
+        store.prepare("node-1", [again], [port_minute(T0, transmit_bytes=1)]),
+        store.prepare("node-2", [first, gpu_minute(T0, "GPU-1")], [port_minute(T0)]),
+        store.prepare("node-3", [], [port_minute(T0 + 60)]),
+    ]
+    for each in prepared:
+        store.before_write(each)
+    assert store.write_many(prepared) == 3 + 2 + 3
+    assert sorted(_gpu_rows()) == [
+        ("node-1", "GPU-0", at(T0)),
+        ("node-2", "GPU-0", at(T0)),
+        ("node-2", "GPU-1", at(T0)),
+    ]
+    assert _holder_rows() == {
+        ("node-1", "GPU-0", at(T0), "b", 60.0, 60.0),
+        ("node-2", "GPU-0", at(T0), "a", 60.0, 60.0),
+    }
+    assert models.RdmaPortMinute.select().count() == 3
+
+
 def test_minutes_outside_the_window_are_dropped_and_counted(store: minutes.MinuteStore) -> None:
     day = 86_400
     now = T0 + 120
