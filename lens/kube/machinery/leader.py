@@ -23,7 +23,7 @@ import kubernetes
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from lens.kube.machinery import resources
+from lens.kube.machinery import apierrors, resources
 from lens.runtime import errors
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ class LeaseSettings:
     name: str
     identity: str
     lease_duration: float = 15.0
+    setting: str = ""  # the configuration key that names the Lease, for error messages
 
     @property
     def renew_deadline(self) -> float:
@@ -77,11 +78,18 @@ class LeaderElector:
         self._renewed_at = 0.0
         self._leading = threading.Event()
         self._stop = threading.Event()
+        self._problem: str | None = None  # why the last Lease request failed
         self._thread: threading.Thread | None = None
 
     @property
     def leading(self) -> bool:
         return self._leading.is_set()
+
+    def check(self) -> None:
+        """Readiness: NoDataError saying why the Lease cannot be read or written, if so."""
+        problem = self._problem
+        if problem is not None:
+            raise errors.NoDataError(problem)
 
     def wait_leading(self, timeout: float) -> bool:
         return self._leading.wait(timeout)
@@ -139,6 +147,7 @@ class LeaderElector:
             return self._write("POST", self._record(None))
         except (urllib3.exceptions.HTTPError, OSError, errors.SourceError) as exc:
             return self._failed(exc)
+        self._succeeded()
         spec = lease.get("spec") or {}
         holder = str(spec.get("holderIdentity") or "")
         observed = (holder, str(spec.get("renewTime") or ""))
@@ -179,14 +188,33 @@ class LeaderElector:
             return self._failed(exc)
         except (urllib3.exceptions.HTTPError, OSError, errors.SourceError) as exc:
             return self._failed(exc)
+        self._succeeded()
         spec = written.get("spec") or {}
         self._observed = (str(spec.get("holderIdentity")), str(spec.get("renewTime")))
         self._observed_at = self._monotonic()
         return True
 
     def _failed(self, exc: BaseException) -> bool:
-        log.warning("lease request failed", extra={"reason": str(exc) or type(exc).__name__})
+        """Note why; logged once per new reason, not every retry."""
+        namespace = self._settings.namespace
+        if apierrors.is_missing_namespace(exc, namespace):
+            where = f" ({self._settings.setting})" if self._settings.setting else ""
+            problem = (
+                f"cannot take the Lease {namespace}/{self._settings.name}{where}: namespace "
+                f"{namespace!r} does not exist; create it (kubectl create namespace {namespace})"
+                " or name a Lease in a namespace that exists"
+            )
+        else:
+            problem = f"Lease {namespace}/{self._settings.name}: {apierrors.describe(exc)}"
+        if problem != self._problem:
+            log.warning("lease request failed", extra={"reason": problem})
+        self._problem = problem
         return False
+
+    def _succeeded(self) -> None:
+        if self._problem is not None:
+            log.info("lease requests answered again", extra={"lease": self._settings.name})
+            self._problem = None
 
     def _release(self) -> None:
         """Hand the Lease back (empty holder) so that a successor need not wait it out."""
@@ -198,4 +226,4 @@ class LeaderElector:
             spec.update(holderIdentity="", leaseDurationSeconds=1)
             resources.request_json(self._api, "PUT", self._path(), body=lease, timeout=5.0)
         except (ApiException, urllib3.exceptions.HTTPError, OSError, errors.SourceError) as exc:
-            log.warning("could not release the lease", extra={"reason": str(exc)})
+            log.warning("could not release the lease", extra={"reason": apierrors.describe(exc)})

@@ -29,7 +29,7 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from lens.kube.machinery import resources
+from lens.kube.machinery import apierrors, resources
 from lens.kube.machinery.cache import Change, ChangeType, ObjectCache, resource_version_of
 from lens.runtime import errors
 from lens.runtime.backoff import Backoff
@@ -289,6 +289,4 @@ def _timed_out(exc: urllib3.exceptions.ProtocolError) -> bool:
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, ApiException):
-        return f"{exc.status} {exc.reason}"
-    return str(exc) or type(exc).__name__
+    return apierrors.describe(exc)

@@ -21,7 +21,7 @@ import kubernetes
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from lens.kube.machinery import resources
+from lens.kube.machinery import apierrors, resources
 from lens.kube.machinery.cache import Change, ChangeType, JsonObject
 from lens.kube.machinery.resources import Kind
 from lens.kube.workloads import gpupods
@@ -211,7 +211,7 @@ class FinalizerKeeper:
             if exc.status == 404:
                 return True
             if exc.status not in (409, 422):  # 409/422: our copy was stale; the watch brings news
-                log.warning("finalizer patch failed", extra={"status": exc.status})
+                log.warning("finalizer patch failed", extra={"reason": apierrors.describe(exc)})
             return False
         except (urllib3.exceptions.HTTPError, OSError, errors.SourceError) as exc:
             log.warning("finalizer patch failed", extra={"reason": str(exc)})

@@ -17,7 +17,7 @@ import kubernetes
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from lens.kube.machinery import resources
+from lens.kube.machinery import apierrors, resources
 from lens.kube.machinery.cache import Change, JsonObject, ObjectCache
 from lens.kube.machinery.reflector import Reflector, WatchSettings
 from lens.kube.machinery.resources import Discovery, Kind
@@ -78,7 +78,7 @@ class OwnerTree:
                 self._unknown[key] = self._monotonic()
             log.warning(
                 "cannot watch owner kind",
-                extra={"kind": f"{api_version} {kind}", "reason": str(exc)},
+                extra={"kind": f"{api_version} {kind}", "reason": apierrors.describe(exc)},
             )
             return None
         return self._start(key, found)

@@ -18,7 +18,7 @@ import kubernetes
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from lens.kube.machinery import clients, resources
+from lens.kube.machinery import apierrors, clients, resources
 from lens.roles.controller.fleet import ClusterTarget, Fleet
 from lens.runtime import errors, names
 
@@ -54,7 +54,10 @@ class ClusterSecret:
         except (ApiException, urllib3.exceptions.HTTPError, OSError, errors.SourceError) as exc:
             log.warning(
                 "cannot read the clusters secret; keeping the clusters known",
-                extra={"secret": f"{self._namespace}/{self._name}", "reason": str(exc)},
+                extra={
+                    "secret": f"{self._namespace}/{self._name}",
+                    "reason": apierrors.describe(exc),
+                },
             )
             return
         known: dict[str, tuple[str, ClusterTarget]] = {}

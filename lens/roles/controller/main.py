@@ -107,6 +107,8 @@ def build(
     leader = process.metrics.gauge(*LEADER_GAUGE)
     leader.set_function(lambda: 1.0 if fleet.leading else 0.0)
     process.add_part(Watching(fleet, elector))
+    if elector is not None:
+        process.health.add_readiness("leader_election", elector.check)
     process.health.add_readiness("watches", lambda: _listed(fleet))
     return Controller(process=process, fleet=fleet, elector=elector, db=db)
 
@@ -145,6 +147,7 @@ def _elector(config: Config, api: kubernetes.client.ApiClient, fleet: Fleet) -> 
         name=name,
         identity=identity,
         lease_duration=config.controller.lease_duration_seconds,
+        setting="controller.lease",
     )
     return LeaderElector(api, lease, on_started=fleet.lead, on_stopped=fleet.follow)
 

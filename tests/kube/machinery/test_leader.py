@@ -11,6 +11,7 @@ import pytest
 
 from lens.kube.machinery import resources
 from lens.kube.machinery.leader import LEASES, LeaderElector, LeaseSettings
+from lens.runtime import errors
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests
 
@@ -109,3 +110,44 @@ def test_a_leader_that_cannot_renew_stops_leading_before_its_lease_runs_out(
     eventually(lambda: not leader.elector.leading, timeout=5)
     assert time.monotonic() - began < DURATION
     assert leader.events == ["started", "stopped"]
+
+
+def test_a_missing_namespace_is_one_plain_line_and_readiness_says_it_until_created(
+    apiserver: KubeApiServer,
+    api_client: kubernetes.client.ApiClient,
+    caplog: pytest.LogCaptureFixture,
+    eventually: Callable[..., None],
+) -> None:
+    settings = LeaseSettings(
+        namespace="lens-system",
+        name="ctl",
+        identity="a",
+        lease_duration=DURATION,
+        setting="controller.lease",
+    )
+    elector = LeaderElector(api_client, settings, on_started=lambda: None, on_stopped=lambda: None)
+    elector.start()
+    try:
+
+        def says_why() -> bool:
+            try:
+                elector.check()
+            except errors.NoDataError as exc:
+                return "kubectl create namespace lens-system" in str(exc)
+            return False
+
+        eventually(says_why, timeout=5)
+        time.sleep(3 * settings.retry_period)  # retried, not logged again
+        failures = [r for r in caplog.records if r.getMessage() == "lease request failed"]
+        assert len(failures) == 1
+        reason = failures[0].reason  # type: ignore[attr-defined]
+        assert reason == (
+            "cannot take the Lease lens-system/ctl (controller.lease): namespace 'lens-system'"
+            " does not exist; create it (kubectl create namespace lens-system) or name a Lease"
+            " in a namespace that exists"
+        )
+        apiserver.create(manifests.namespace("lens-system"))
+        assert elector.wait_leading(5)
+        elector.check()
+    finally:
+        elector.stop()

@@ -41,12 +41,15 @@ class Running:
         return self.controller.fleet.leading
 
     def ready(self) -> int:
+        return self.readiness()[0]
+
+    def readiness(self) -> tuple[int, str]:
         port = self.controller.process.http.port
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
-                return int(answer.status)
+                return int(answer.status), answer.read().decode()
         except urllib.error.HTTPError as exc:
-            return int(exc.code)
+            return int(exc.code), exc.read().decode()
 
     def stop(self) -> None:
         if self._thread.is_alive():
@@ -68,13 +71,14 @@ def start(
 ) -> Iterator[Callable[[str], Running]]:
     started: list[Running] = []
 
-    def make(identity: str) -> Running:
+    def make(identity: str, lease: str = "lens/lens-controller") -> Running:
         config = Config(
             database=DatabaseConfig(url=empty_database_url),
             server=ServerConfig(host="127.0.0.1", port=0),
             kube=KubeConfig(source="kubeconfig", kubeconfig=str(cluster[1]), stall_seconds=10),
             controller=ControllerConfig(
                 identity=identity,
+                lease=lease,
                 lease_duration_seconds=LEASE_SECONDS,
                 kubelet_service_interval_seconds=1,
             ),
@@ -86,6 +90,9 @@ def start(
     yield make
     for running in started:
         running.stop()
+
+
+StartController = Callable[..., Running]
 
 
 def _workload_names(db_url: str) -> set[str]:
@@ -212,3 +219,23 @@ def test_clusters_named_in_the_secret_are_stored_under_their_names(
             assert per_cluster["default"] > 0 and per_cluster["east"] > 0
         finally:
             running.stop()
+
+
+@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+def test_a_lease_in_a_missing_namespace_is_named_in_readyz_until_it_exists(
+    cluster: tuple[KubeApiServer, Path],
+    start: StartController,
+    eventually: Callable[..., None],
+) -> None:
+    kube, _ = cluster
+    running = start("replica-a", lease="lens-system/lens-controller")
+
+    def names_the_namespace() -> bool:
+        status, body = running.readiness()
+        return status == 503 and "kubectl create namespace lens-system" in body
+
+    eventually(names_the_namespace, timeout=10)
+    assert not running.leading
+    kube.create(manifests.namespace("lens-system"))
+    eventually(lambda: running.leading, timeout=10)
+    eventually(lambda: "lens-system" not in running.readiness()[1], timeout=10)
