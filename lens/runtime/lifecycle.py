@@ -9,6 +9,7 @@ EXIT_STOP_TIMEOUT when parts did not stop in time. A second signal exits at once
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
@@ -108,7 +109,9 @@ class Service:
     def _wake(self) -> None:
         loop, stopping = self._loop, self._stopping
         if loop is not None and stopping is not None:
-            loop.call_soon_threadsafe(stopping.set)
+            # Its loop closed: the service has ended, nothing is left to stop.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stopping.set)
 
     def run(self) -> int:
         """Run until stopped and return the exit code."""

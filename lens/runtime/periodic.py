@@ -34,6 +34,9 @@ class Loop:
     # A run going on longer than this is reported as stalled to /healthz; None: 10 intervals,
     # at least 60 s.
     stall_seconds: float | None = None
+    # Runs only while this says so (a job only the leader of a Lease runs); a slot passed by is
+    # neither a run nor a skip. None: always.
+    when: Callable[[], bool] | None = None
 
     @property
     def stall_after(self) -> float:
@@ -166,7 +169,7 @@ class PeriodicRunner:
             start_delay += interval
         due = self._clock.monotonic() + start_delay
         while not self._clock.wait_until(due, self._stop):
-            if not self._run_once(loop):
+            if (loop.when is None or loop.when()) and not self._run_once(loop):
                 return
             due += interval + self._spread(interval)
             now = self._clock.monotonic()

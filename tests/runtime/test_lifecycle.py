@@ -55,6 +55,7 @@ def test_parts_start_in_order_and_stop_in_reverse() -> None:
     thread.join(5)
     assert codes == [errors.EXIT_OK]
     assert log == ["start a", "start b", "start c", "stop c", "stop b", "stop a"]
+    service.request_stop("again, after it ended")  # harmless from any thread
 
 
 def test_a_part_that_cannot_start_stops_the_started_ones_and_exits_fatal() -> None:

@@ -87,6 +87,38 @@ def test_a_loop_that_does_not_run_at_start_waits_one_interval(
     eventually(lambda: runner.runs("late") == 1)
 
 
+def test_a_gated_loop_runs_only_in_the_slots_where_its_condition_holds(
+    harness: Harness, eventually: Eventually
+) -> None:
+    leading = False
+    asked: list[float] = []
+    calls: list[float] = []
+
+    def when() -> bool:
+        asked.append(harness.clock.monotonic())
+        return leading
+
+    runner = harness.runner(
+        Loop(
+            name="leader-only",
+            interval_seconds=10,
+            run=lambda: calls.append(harness.clock.monotonic()),
+            when=when,
+        )
+    )
+    eventually(lambda: len(asked) == 1)  # at start: not leading
+    harness.clock.advance(10)
+    eventually(lambda: len(asked) == 2)
+    leading = True
+    harness.clock.advance(10)
+    eventually(lambda: runner.runs("leader-only") == 1)
+    leading = False
+    harness.clock.advance(10)
+    eventually(lambda: len(asked) == 4)
+    assert calls == [1020.0] and runner.runs("leader-only") == 1
+    assert harness.sample("lens_loop_skipped_total", loop="leader-only") is None
+
+
 def test_an_overrunning_run_never_overlaps_and_skips_its_missed_slots(
     harness: Harness, eventually: Eventually
 ) -> None:
