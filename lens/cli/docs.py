@@ -13,7 +13,10 @@ def docs_metrics() -> None:
     from lens.containers.node import shipping, watching
     from lens.containers.server import receiving
     from lens.kube.workloads import syncmetrics
+    from lens.reports.storing.recording import RecordingMetrics
+    from lens.roles.jobs import leading
     from lens.roles.node_agent import collectors
+    from lens.roles.node_agent.reporting import ReportMetrics
     from lens.runtime import config, metricsdoc
     from lens.runtime.process import Process
     from lens.runtime.selfmetrics import SelfMetrics
@@ -24,14 +27,17 @@ def docs_metrics() -> None:
     controller = SelfMetrics(process=False)
     shipping.ShipperMetrics(agent_events)
     watching.WatcherMetrics(agent_events)
+    ReportMetrics(agent_events)
     receiving.ReceiverMetrics(jobs_events)
+    RecordingMetrics(jobs_events)
+    jobs_events.gauge(*leading.LEADER_GAUGE)
     syncmetrics.SyncMetrics(controller)
     controller.gauge(*syncmetrics.LEADER_GAUGE)
     sections = [
         ("Runtime (every role)", runtime.metrics.declared),
         *collectors.metric_docs(),
-        ("Node agent: container events", agent_events.declared),
-        ("Jobs: container event server", jobs_events.declared),
+        ("Node agent: container events and device reports", agent_events.declared),
+        ("Jobs: event server, device reports, leadership", jobs_events.declared),
         ("Controller", controller.declared),
     ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)

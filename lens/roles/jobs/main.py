@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+import kubernetes
 import peewee
 
 from lens.containers.server import serving
 from lens.containers.server.receiving import EventReceiver, ReceiverMetrics
 from lens.containers.server.recording import EventRecorder
 from lens.containers.server.serving import TokenCheck
-from lens.roles.jobs import reporting
+from lens.roles.jobs import leading, reporting
 from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role
@@ -40,17 +41,21 @@ def _token(cfg: JobsConfig) -> TokenCheck | None:
     return TokenCheck(tokens.read)
 
 
-def build(config: Config, process: Process) -> Jobs:
+def build(
+    config: Config, process: Process, *, api: kubernetes.client.ApiClient | None = None
+) -> Jobs:
     """Add the event server to `process`: database opened (and migrated unless told not to),
-    server not started."""
+    server not started. `api`: the Kubernetes API for the jobs Lease (default: per
+    config.kube, when jobs.lease is set)."""
     db = shared.shared_database(config.database, process)
+    leads = leading.add(config, process, api=api)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
         metrics=ReceiverMetrics(process.metrics),
         batch_records=config.jobs.batch_records,
         token=_token(config.jobs),
         wall_time=process.clock.time,
-        extensions=[reporting.add(config, process, db)],
+        extensions=[reporting.add(config, process, db, leading=leads)],
     )
     server = grpcserver.GrpcServer(
         name="event-server",
@@ -67,5 +72,8 @@ def build(config: Config, process: Process) -> Jobs:
 
 
 ROLE = Role(
-    name="jobs", starting="jobs starting", sections=("cluster", "server", "jobs"), build=build
+    name="jobs",
+    starting="jobs starting",
+    sections=("cluster", "server", "jobs", "kube"),
+    build=build,
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+from collections.abc import Callable
 
 import peewee
 
@@ -61,8 +62,12 @@ class ReportUpkeep:
             log.info("expired device reports deleted", extra={"rows": deleted})
 
 
-def add(config: Config, process: Process, db: peewee.Database) -> ReportRecorder:
-    """The extension for the event server; its loops added to `process`."""
+def add(
+    config: Config, process: Process, db: peewee.Database, *, leading: Callable[[], bool]
+) -> ReportRecorder:
+    """The extension for the event server; its loops added to `process`, the rollup and
+    retention run only while `leading` (partitions are made on every replica: its writers need
+    them)."""
     upkeep = ReportUpkeep(config, process, db)
     process.add_loop(
         Loop(
@@ -77,6 +82,7 @@ def add(config: Config, process: Process, db: peewee.Database) -> ReportRecorder
             interval_seconds=config.jobs.reports_rollup_interval_seconds,
             run=upkeep.roll_up,
             run_at_start=False,
+            when=leading,
         )
     )
     process.add_loop(
@@ -85,6 +91,7 @@ def add(config: Config, process: Process, db: peewee.Database) -> ReportRecorder
             interval_seconds=config.jobs.reports_retention_interval_seconds,
             run=upkeep.trim,
             run_at_start=False,
+            when=leading,
         )
     )
     return ReportRecorder(

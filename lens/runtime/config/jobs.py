@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from lens.runtime.config.kube import check_object_ref
 from lens.runtime.settings import setting
 
 
@@ -27,6 +28,22 @@ class JobsConfig:
         "Most events written in one transaction (batches waiting together are merged).",
         minimum=1,
         maximum=100_000,
+    )
+    lease: str = setting(
+        "",
+        "The coordination.k8s.io Lease (NAMESPACE/NAME) that elects the one replica running "
+        "the periodic jobs (rollups, retention; the event server serves on every replica); "
+        "empty: this replica runs them, for a single replica.",
+        check=check_object_ref,
+    )
+    lease_duration_seconds: float = setting(
+        15.0,
+        "How long the jobs Lease holds without renewal; a new leader takes over within it.",
+        minimum=1,
+        maximum=3600,
+    )
+    identity: str = setting(
+        "", "This replica's name in the jobs Lease (the pod name); empty uses the host name."
     )
     reports_minutes_retention_days: float = setting(
         8.0,

@@ -13,7 +13,8 @@ from lens.runtime import names
 from lens.runtime.settings import setting
 
 
-def _check_object_ref(value: object) -> str | None:
+def check_object_ref(value: object) -> str | None:
+    """A setting's check: NAMESPACE/NAME, or empty."""
     if value == "":
         return None
     if isinstance(value, str) and value.count("/") == 1:
@@ -107,7 +108,7 @@ class ControllerConfig:
         "kube-system/lens-kubelet",
         "Service (NAMESPACE/NAME) whose EndpointSlices list every node's kubelet ports "
         "10250, 10255 and 4194 for Prometheus; empty: off.",
-        check=_check_object_ref,
+        check=check_object_ref,
     )
     kubelet_service_interval_seconds: float = setting(
         10.0,
@@ -121,7 +122,7 @@ class ControllerConfig:
     lease: str = setting(
         "lens/lens-controller",
         "The coordination.k8s.io Lease (NAMESPACE/NAME) replicas elect their leader with.",
-        check=_check_object_ref,
+        check=check_object_ref,
     )
     lease_duration_seconds: float = setting(
         15.0,
@@ -136,7 +137,7 @@ class ControllerConfig:
         "",
         "Secret (NAMESPACE/NAME) naming further clusters to watch: one key per cluster name, "
         "each value a kubeconfig (docs/multi-cluster.md); empty: this cluster only.",
-        check=_check_object_ref,
+        check=check_object_ref,
     )
     clusters_refresh_seconds: float = setting(
         30.0,
