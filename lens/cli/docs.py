@@ -14,10 +14,11 @@ def docs_metrics() -> None:
     from lens.containers.server import receiving
     from lens.kube.workloads import syncmetrics
     from lens.reports.storing.recording import RecordingMetrics
-    from lens.roles.jobs import leading
+    from lens.roles.jobs import leading, retention
     from lens.roles.node_agent import collectors
     from lens.roles.node_agent.reporting import ReportMetrics
     from lens.runtime import config, metricsdoc
+    from lens.runtime.clock import SystemClock
     from lens.runtime.process import Process
     from lens.runtime.selfmetrics import SelfMetrics
 
@@ -31,13 +32,14 @@ def docs_metrics() -> None:
     receiving.ReceiverMetrics(jobs_events)
     RecordingMetrics(jobs_events)
     jobs_events.gauge(*leading.LEADER_GAUGE)
+    retention.TableRetention((), clock=SystemClock(), metrics=jobs_events)
     syncmetrics.SyncMetrics(controller)
     controller.gauge(*syncmetrics.LEADER_GAUGE)
     sections = [
         ("Runtime (every role)", runtime.metrics.declared),
         *collectors.metric_docs(),
         ("Node agent: container events and device reports", agent_events.declared),
-        ("Jobs: event server, device reports, leadership", jobs_events.declared),
+        ("Jobs: event server, device reports, leadership, retention", jobs_events.declared),
         ("Controller", controller.declared),
     ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)

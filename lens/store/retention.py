@@ -31,12 +31,36 @@ def delete_expired(
     """Delete rows of `model` created before `before`, `batch_size` rows per transaction."""
     if not model.APPEND_ONLY:
         raise ValueError(f"{model.__name__} is not append-only; retention would lose live rows")
+    return _delete_before(model, "created_at", before, batch_size, max_batches)
+
+
+def delete_untouched(
+    model: type[models.LensModel],
+    *,
+    before: datetime.datetime,
+    batch_size: int = 1000,
+    max_batches: int | None = None,
+) -> RetentionResult:
+    """Delete rows of `model` last updated before `before`: for rows that go stale rather than
+    expire (event_streams of agent boots long gone), in batches as `delete_expired`."""
+    if "updated_at" not in model._meta.fields:
+        raise ValueError(f"{model.__name__} has no updated_at")
+    return _delete_before(model, "updated_at", before, batch_size, max_batches)
+
+
+def _delete_before(
+    model: type[models.LensModel],
+    column: str,
+    before: datetime.datetime,
+    batch_size: int,
+    max_batches: int | None,
+) -> RetentionResult:
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     db = model._meta.database
     table = model._meta.table_name
     deleted = batches = 0
-    created_at = model._meta.fields["created_at"]
+    stamp = model._meta.fields[column]
     try:
         with database.session(db):
             while max_batches is None or batches < max_batches:
@@ -45,7 +69,7 @@ def delete_expired(
                     ids = [
                         row.id
                         for row in model.select(model.id)
-                        .where(created_at < before)
+                        .where(stamp < before)
                         .order_by(model.id)
                         .limit(batch_size)
                     ]

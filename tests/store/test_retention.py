@@ -60,3 +60,27 @@ def test_live_tables_are_refused() -> None:
         retention.delete_expired(models.GpuPod, before=NOW)
     with pytest.raises(ValueError, match="batch_size"):
         retention.delete_expired(models.WorkloadEvent, before=NOW, batch_size=0)
+
+
+def test_rows_untouched_since_the_cutoff_are_deleted_and_fresh_ones_kept(
+    db: peewee.Database,
+) -> None:
+    def stream(boot: str, age_days: float) -> dict[str, object]:
+        moment = NOW - datetime.timedelta(days=age_days)
+        return {
+            "cluster": "c1",
+            "node_name": "n1",
+            "boot_id": boot,
+            "committed_sequence": 7,
+            "created_at": NOW - datetime.timedelta(days=90),
+            "updated_at": moment,
+        }
+
+    upserting.upsert(models.EventStream, [stream("gone", 40), stream("live", 0.01)])
+    result = retention.delete_untouched(
+        models.EventStream, before=NOW - datetime.timedelta(days=30)
+    )
+    assert (result.table, result.deleted, result.complete) == ("event_streams", 1, True)
+    assert [s.boot_id for s in models.EventStream.select()] == ["live"]
+    with pytest.raises(ValueError, match="no updated_at"):
+        retention.delete_untouched(models.NodeContainerEvent, before=NOW)

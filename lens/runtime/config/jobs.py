@@ -70,3 +70,44 @@ class JobsConfig:
         minimum=10.0,
         maximum=86400.0,
     )
+    retention_interval_seconds: float = setting(
+        3600.0,
+        "How often expired events, snapshots and changelog rows are deleted (by the leader, "
+        "in bounded batches).",
+        minimum=10.0,
+        maximum=86400.0,
+    )
+    events_retention_days: float = setting(
+        90.0,
+        "Days container, pod and workload events are kept (node_container_events, "
+        "gpu_pods_events, workload_events); 0: forever.",
+        minimum=0.0,
+        maximum=36500.0,
+    )
+    snapshots_retention_days: float = setting(
+        30.0,
+        "Days pod and workload snapshots are kept (pod_snapshots, gpu_workload_snapshots); "
+        "0: forever.",
+        minimum=0.0,
+        maximum=36500.0,
+    )
+    changelog_retention_days: float = setting(
+        400.0,
+        "Days device changelog rows are kept (node_device_changelog); 0: forever.",
+        minimum=0.0,
+        maximum=36500.0,
+    )
+    training_retention_days: float = setting(
+        400.0,
+        "Days training performance rows are kept (training_performance); 0: forever.",
+        minimum=0.0,
+        maximum=36500.0,
+    )
+    event_streams_retention_days: float = setting(
+        30.0,
+        "Days an agent boot's stream position is kept after its last batch (event_streams); "
+        "a boot silent longer that comes back resends its journal, and nothing is doubled; "
+        "0: forever.",
+        minimum=0.0,
+        maximum=36500.0,
+    )
