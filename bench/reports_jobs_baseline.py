@@ -5,7 +5,7 @@ what it read row by row through its ORM, each row selected by its key first and 
 (1.11), every statement committed on its own. Here one local HTTP server (`serve`) stands in for
 the node exporters, answering GET /nodes/<node> with that node's minute as JSON; `pull` GETs each
 node's document, parses it and saves its rows that way, into the same tables as Lens, through the
-same row builders (storing/minutes.py), so that the database stores the same rows.
+same row builders (storing/minuterows.py), so that the database stores the same rows.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from lens.reports.attribution import Attribution, Share
 from lens.reports.gpuminutes import GpuMinute
 from lens.reports.portminutes import PortMinute
 from lens.reports.samples import Holder
-from lens.reports.storing import minutes, partitions
+from lens.reports.storing import minuterows, partitions
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models, upserting
 
@@ -137,13 +137,13 @@ def save_node(
     with database.session(db):
         for gpu in gpus:
             start = at(gpu.start)
-            row = minutes.gpu_row(gpu, cluster=CLUSTER, node=node, start=start)
-            saved += _save(models.GpuMinuteReport, minutes.GPU_COLUMNS, row)
-            for holder in minutes.holder_rows(gpu, cluster=CLUSTER, node=node, start=start):
-                saved += _save(models.GpuMinuteHolder, minutes.HOLDER_COLUMNS, holder)
+            row = minuterows.gpu_row(gpu, cluster=CLUSTER, node=node, start=start)
+            saved += _save(models.GpuMinuteReport, minuterows.GPU_COLUMNS, row)
+            for holder in minuterows.holder_rows(gpu, cluster=CLUSTER, node=node, start=start):
+                saved += _save(models.GpuMinuteHolder, minuterows.HOLDER_COLUMNS, holder)
         for port in ports:
-            row = minutes.port_row(port, cluster=CLUSTER, node=node, start=at(port.start))
-            saved += _save(models.RdmaPortMinute, minutes.PORT_COLUMNS, row)
+            row = minuterows.port_row(port, cluster=CLUSTER, node=node, start=at(port.start))
+            saved += _save(models.RdmaPortMinute, minuterows.PORT_COLUMNS, row)
     return saved
 
 

@@ -14,7 +14,6 @@ import dataclasses
 import datetime
 import functools
 import logging
-import math
 import secrets
 from collections.abc import Callable, Sequence
 
@@ -23,42 +22,23 @@ import peewee
 from lens.reports.gpuminutes import GpuMinute
 from lens.reports.portminutes import PortMinute
 from lens.reports.storing import partitions, retention
+from lens.reports.storing.minuterows import (
+    GPU_COLUMNS,
+    HOLDER_COLUMNS,
+    PENDING_COLUMNS,
+    PORT_COLUMNS,
+    gpu_row,
+    holder_rows,
+    port_row,
+)
 from lens.runtime import errors
 from lens.runtime.clock import Clock, SystemClock
 from lens.store import database, models, upserting
 
 log = logging.getLogger(__name__)
 
-SENSORS = ("edge", "junction", "memory", "gpu")  # the sensors with a column of their own
-MAX_INT = 2**31 - 1
-MAX_COUNT = 2**63 - 1
 # Minutes per statement deleting the holder rows their GPU-minutes replace.
 _DELETE_CHUNK = 400
-
-
-def _names(*groups: str) -> tuple[str, ...]:
-    return tuple(name for group in groups for name in group.split())
-
-
-# The columns of each table's rows, in the order the row functions below make their values.
-GPU_COLUMNS = _names(
-    "cluster node_name gpu_uuid gpu_index pci_bus_id minute samples expected_samples",
-    "utilization_mean_ratio utilization_max_ratio memory_activity_mean_ratio",
-    "vram_used_mean_bytes vram_used_max_bytes power_mean_watts energy_joules",
-    "temperature_max_celsius",
-    *(f"temperature_{sensor}_celsius" for sensor in SENSORS),
-    "idle_seconds holders",
-)
-HOLDER_COLUMNS = _names(
-    "cluster node_name gpu_uuid minute container_id namespace pod_name pod_uid",
-    "container_name seconds held_seconds",
-)
-PORT_COLUMNS = _names(
-    "cluster node_name device port minute samples expected_samples transmit_bytes",
-    "receive_bytes transmit_packets receive_packets errors counters hw_counters",
-    "counter_resets",
-)
-PENDING_COLUMNS = ("cluster", "node_name", "hour", "token", "marked_at")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -316,88 +296,3 @@ def _replaced(
     for minute in minutes:
         by_minute.setdefault(at(minute.start), []).append(minute.uuid)
     return tuple((minute, tuple(uuids)) for minute, uuids in sorted(by_minute.items()))
-
-
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
-def gpu_row(
-    minute: GpuMinute, *, cluster: str, node: str, start: datetime.datetime
-) -> tuple[object, ...]:
-    """The gpu_minutes row (GPU_COLUMNS) of one GPU-minute starting at `start`."""
-    temperatures = {s: c for s, c in minute.temperatures_max_celsius if math.isfinite(c)}
-    return (
-        cluster,
-        node,
-        minute.uuid,
-        minute.index,
-        minute.pci_bus_id,
-        start,
-        min(minute.samples, MAX_INT),
-        min(minute.expected_samples, MAX_INT),
-        _finite(minute.utilization_mean_ratio),
-        _finite(minute.utilization_max_ratio),
-        _finite(minute.memory_activity_mean_ratio),
-        _finite(minute.vram_used_mean_bytes),
-        minute.vram_used_max_bytes,
-        _finite(minute.power_mean_watts),
-        _finite(minute.energy_joules),
-        max(temperatures.values(), default=None),
-        *(temperatures.get(sensor) for sensor in SENSORS),
-        _finite(minute.held_by.idle_seconds) or 0.0,
-        len(minute.held_by.shares),
-    )
-
-
-def holder_rows(
-    minute: GpuMinute, *, cluster: str, node: str, start: datetime.datetime
-) -> list[tuple[object, ...]]:
-    """The gpu_minute_holders rows (HOLDER_COLUMNS) of one GPU-minute's shares."""
-    return [
-        (
-            cluster,
-            node,
-            minute.uuid,
-            start,
-            share.holder.container_id,
-            share.holder.namespace,
-            share.holder.pod_name,
-            share.holder.pod_uid,
-            share.holder.container,
-            _finite(share.seconds) or 0.0,
-            _finite(share.held_seconds) or 0.0,
-        )
-        for share in minute.held_by.shares
-    ]
-
-
-def port_row(
-    minute: PortMinute, *, cluster: str, node: str, start: datetime.datetime
-) -> tuple[object, ...]:
-    """The rdma_port_minutes row (PORT_COLUMNS) of one port-minute."""
-    known = [v for _, v in (*minute.counters, *minute.hw_counters) if v is not None]
-    return (
-        cluster,
-        node,
-        minute.device,
-        minute.port,
-        start,
-        min(minute.samples, MAX_INT),
-        min(minute.expected_samples, MAX_INT),
-        minute.transmit_bytes,
-        minute.receive_bytes,
-        minute.transmit_packets,
-        minute.receive_packets,
-        min(sum(known), MAX_COUNT) if known else None,
-        _increases(minute.counters),
-        _increases(minute.hw_counters),
-        min(minute.counter_resets, MAX_INT),
-    )
-
-
-def _increases(named: Sequence[tuple[str, int | None]]) -> dict[str, int | None] | None:
-    """Each counter that rose or is unknown, with its increase; None: no counter was read."""
-    if not named:
-        return None
-    return {name: value for name, value in named if value != 0}

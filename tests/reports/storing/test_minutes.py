@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lens.reports.gpuminutes import GpuMinute
-from lens.reports.storing import minutes
+from lens.reports.storing import minuterows, minutes
 from lens.runtime.clock import FakeClock
 from lens.store import models
 
@@ -108,7 +108,7 @@ def test_unknown_figures_stay_null_never_zero(store: minutes.MinuteStore) -> Non
             "power_mean_watts",
             "energy_joules",
             "temperature_max_celsius",
-            *(f"temperature_{sensor}_celsius" for sensor in minutes.SENSORS),
+            *(f"temperature_{sensor}_celsius" for sensor in minuterows.SENSORS),
         ]
     )
     assert (row["samples"], row["idle_seconds"], row["holders"]) == (0, 60.0, 0)
@@ -132,7 +132,7 @@ def test_a_port_minute_keeps_its_counters_that_rose_or_are_unknown(
     unread = port_minute(T0, "mlx5_3", samples=0)
     assert write(store, "node-1", ports=[busy, quiet, unread]) == 3
     rows = {r["device"]: r for r in models.RdmaPortMinute.select().dicts()}
-    assert {k: rows["mlx5_1"][k] for k in minutes.PORT_COLUMNS[5:]} == {
+    assert {k: rows["mlx5_1"][k] for k in minuterows.PORT_COLUMNS[5:]} == {
         "samples": 60,
         "expected_samples": 60,
         "transmit_bytes": 10**12,
