@@ -312,7 +312,8 @@ CARD_NUMBER = (226, 1)
 UVERBS_NUMBER = (231, 192)
 
 
-def _private_containerd(directory: Path, *, cri: bool = False) -> Iterator[PrivateContainerd]:
+def private_containerd(directory: Path, *, cri: bool = False) -> Iterator[PrivateContainerd]:
+    """containerd on a private socket under `directory` with the busybox image imported."""
     runtime = PrivateContainerd(directory, cri=cri)
     runtime.start()
     try:
@@ -325,14 +326,14 @@ def _private_containerd(directory: Path, *, cri: bool = False) -> Iterator[Priva
 @pytest.fixture(scope="session")
 def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
     """containerd on a private socket with the busybox image imported, for the whole run."""
-    yield from _private_containerd(tmp_path_factory.mktemp("ctd"))
+    yield from private_containerd(tmp_path_factory.mktemp("ctd"))
 
 
 @pytest.fixture(scope="module")
 def cri_containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
     """containerd with its CRI plugin, which keeps a container's status past its task; one per
     test module, as each module's pods and containers are its own."""
-    yield from _private_containerd(tmp_path_factory.mktemp("cri"), cri=True)
+    yield from private_containerd(tmp_path_factory.mktemp("cri"), cri=True)
 
 
 @pytest.fixture(scope="session")

@@ -225,10 +225,12 @@ class PrivateContainerd:
         memory_limit: int | None = None,
         detach: bool = False,
         remove: bool = True,
+        timeout: float = 60.0,
     ) -> subprocess.CompletedProcess[str]:
-        """`ctr run`: create and start a container; waits for it unless `detach`. Waiting, ctr
-        deletes the task as soon as it exits (as the CRI plugin does), and with `remove` the
-        container too. `mounts`: host directories, read-only at the same path inside."""
+        """`ctr run`: create and start a container; waits for it (at most `timeout` seconds)
+        unless `detach`. Waiting, ctr deletes the task as soon as it exits (as the CRI plugin
+        does), and with `remove` the container too. `mounts`: host directories, read-only at
+        the same path inside."""
         args = ["run"]
         if remove and not detach:
             args.append("--rm")
@@ -242,7 +244,7 @@ class PrivateContainerd:
             args += ["--mount", f"type=bind,src={mount},dst={mount},options=rbind:ro"]
         if memory_limit is not None:
             args += ["--memory-limit", str(memory_limit)]
-        return self.ctr(*args, IMAGE, name, *command, check=False)
+        return self.ctr(*args, IMAGE, name, *command, check=False, timeout=timeout)
 
     def kill_and_delete(self, name: str) -> None:
         self.ctr("task", "kill", "--signal", "SIGKILL", name, check=False)

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import datetime
 import http.client
-import os
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -27,42 +23,12 @@ from lens.runtime.config import DatabaseConfig
 from lens.sim.containerd import CriPods, PrivateContainerd
 from lens.sim.hosts.tree import HostTree
 from lens.store import database, models
+from tests.roleprocess import Process
 
 pytestmark = pytest.mark.slow_timeout
 
 Model = TypeVar("Model", bound=models.LensModel)
 ORDER = {"Created": 0, "Running": 1, "OOMKilled": 2, "Exit": 3, "Deleted": 4}
-
-
-class Role:
-    """`lens <role>` as a child process, killable with SIGKILL."""
-
-    def __init__(self, role: str, env: dict[str, str], log: Path) -> None:
-        self._role, self._env, self._log = role, env, log
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self._log.open("ab") as out:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "lens", self._role],
-                env={**os.environ, **self._env},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-
-    def kill(self) -> None:
-        assert self._process is not None
-        self._process.send_signal(signal.SIGKILL)
-        self._process.wait(10)
-
-    def stop(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(15)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(5)
 
 
 def _ready(port: int) -> bool:
@@ -125,7 +91,7 @@ class Node:
     ) -> None:
         grpc_port, self.jobs_http, self.agent_http = ports
         common = {"LENS_LOGGING__FORMAT": "json", "LENS_SERVICE__STOP_TIMEOUT_SECONDS": "10"}
-        self.jobs = Role(
+        self.jobs = Process(
             "jobs",
             {
                 **common,
@@ -136,7 +102,7 @@ class Node:
             },
             tmp / "jobs.log",
         )
-        self.agent = Role(
+        self.agent = Process(
             "node-agent",
             {
                 **common,

@@ -13,6 +13,7 @@ import dataclasses
 import math
 import threading
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 from lens.store import database
 from lens.store.models.reports import GpuMinuteHolder, GpuMinuteReport, RdmaPortMinute
-from tests.conftest import new_database
+from tests.conftest import new_database, private_containerd
 from tests.roles.node_agent.processes import Pipeline
 
 # Real minutes must pass: about three of them, whatever second of a minute it starts in.
@@ -43,6 +44,13 @@ PORT_BYTES_PER_SECOND_AT_FULL_LOAD = 400e9 / 8 * 0.6
 def _load(index: int) -> float:
     """GPU and port `index` run steadily at 10 * (index + 1) %."""
     return 0.1 * (index + 1)
+
+
+@pytest.fixture(scope="module")
+def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateContainerd]:
+    """This module's own containerd: whatever its containers leave behind, should the test
+    fail halfway, stays out of other modules' runtimes."""
+    yield from private_containerd(tmp_path_factory.mktemp("reports-ctd"))
 
 
 @pytest.fixture
@@ -117,7 +125,15 @@ def _hold(ctd: PrivateContainerd, hold: Hold, render: Path) -> None:
         pod=f"pod-{hold.name}", namespace="team-a", uid=f"uid-{hold.name}", container="main"
     )
     hold.began = time.time()
-    done = ctd.run(hold.name, ["sleep", str(int(hold.seconds))], labels=labels, devices=[render])
+    # runc keeps its containers' state by id for every containerd of the host: an id of its
+    # own per run, so that no other test's (or an earlier run's) container can stand in its way.
+    done = ctd.run(
+        f"{hold.name}-{uuid.uuid4().hex[:8]}",
+        ["sleep", str(hold.seconds)],
+        labels=labels,
+        devices=[render],
+        timeout=hold.seconds + 60,
+    )
     hold.ended = time.time()
     if done.returncode != 0:
         hold.failure = done.stderr or f"exit code {done.returncode}"
