@@ -14,7 +14,7 @@ def docs_metrics() -> None:
     from lens.containers.server import receiving
     from lens.kube.workloads import syncmetrics
     from lens.reports.storing.recording import RecordingMetrics
-    from lens.roles.jobs import leading, retention
+    from lens.roles.jobs import idling, leading, retention
     from lens.roles.node_agent import collectors
     from lens.roles.node_agent.reporting import ReportMetrics
     from lens.runtime import config, metricsdoc
@@ -33,13 +33,17 @@ def docs_metrics() -> None:
     RecordingMetrics(jobs_events)
     jobs_events.gauge(*leading.LEADER_GAUGE)
     retention.TableRetention((), clock=SystemClock(), metrics=jobs_events)
+    idling.IdleGauges(jobs_events)
     syncmetrics.SyncMetrics(controller)
     controller.gauge(*syncmetrics.LEADER_GAUGE)
     sections = [
         ("Runtime (every role)", runtime.metrics.declared),
         *collectors.metric_docs(),
         ("Node agent: container events and device reports", agent_events.declared),
-        ("Jobs: event server, device reports, leadership, retention", jobs_events.declared),
+        (
+            "Jobs: event server, device reports, leadership, retention, idle GPUs",
+            jobs_events.declared,
+        ),
         ("Controller", controller.declared),
     ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)

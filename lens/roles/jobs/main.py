@@ -17,7 +17,7 @@ from lens.containers.server import serving
 from lens.containers.server.receiving import EventReceiver, ReceiverMetrics
 from lens.containers.server.recording import EventRecorder
 from lens.containers.server.serving import TokenCheck
-from lens.roles.jobs import leading, reporting, retention
+from lens.roles.jobs import idling, leading, reporting, retention
 from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role
@@ -50,6 +50,7 @@ def build(
     db = shared.shared_database(config.database, process)
     leads = leading.add(config, process, api=api)
     retention.add(config.jobs, process, leading=leads)
+    idling.add(config, process, db, leading=leads)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
         metrics=ReceiverMetrics(process.metrics),

@@ -111,3 +111,28 @@ class JobsConfig:
         minimum=0.0,
         maximum=36500.0,
     )
+    idle_utilization_floor: float = setting(
+        0.05,
+        "A held GPU whose utilization (ratio, 0-1) stays under this for idle_window_minutes "
+        "is idle.",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    idle_window_minutes: int = setting(
+        30,
+        "Minutes a held GPU must stay under idle_utilization_floor to count as idle.",
+        minimum=1,
+        maximum=10080,
+    )
+    idle_interval_seconds: float = setting(
+        60.0,
+        "How often the leader looks for idle GPUs in the minutes that arrived.",
+        minimum=10.0,
+        maximum=3600.0,
+    )
+    idle_retention_days: float = setting(
+        90.0,
+        "Days idle intervals are kept after they ended (gpu_idle_intervals); 0: forever.",
+        minimum=0.0,
+        maximum=36500.0,
+    )

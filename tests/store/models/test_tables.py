@@ -33,12 +33,14 @@ REPORT_TABLE_NAMES = {
     "gpu_hour_holders",
     "gpu_hours_pending",
 }
+# Lens's own (issue 18): idle GPUs.
+USAGE_TABLE_NAMES = {"gpu_idle_intervals"}
 
 
 def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:
     # event_streams is Lens's own: the event server's committed sequence per agent boot.
     assert {m._meta.table_name for m in models.ALL_MODELS} == (
-        SEED_TABLE_NAMES | {"event_streams"} | REPORT_TABLE_NAMES
+        SEED_TABLE_NAMES | {"event_streams"} | REPORT_TABLE_NAMES | USAGE_TABLE_NAMES
     )
     dead = {"fault", "ai_workload_metadata", "workload_resource", "gpu_workload_allocation_history"}
     assert not dead & {m._meta.table_name for m in models.ALL_MODELS}

@@ -1,0 +1,134 @@
+"""`lens jobs`' idle GPUs: the leader reads the held GPU-minutes that arrived, follows each
+pod's stretch under the floor (lens/usage/idle.py), stores the intervals (gpu_idle_intervals)
+and shows the GPUs idle now as gauges.
+
+Minutes are read LAG after their end, so that those of every agent have arrived; a minute
+arriving later still is not looked at again. A run after a pause (this replica just became
+leader, or runs were missed) starts afresh: it carries on the intervals stored as open and reads
+one window back to find the stretches under way.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections import Counter
+from collections.abc import Callable
+
+import peewee
+
+from lens.runtime.clock import Clock
+from lens.runtime.config import Config
+from lens.runtime.periodic import Loop
+from lens.runtime.process import Process
+from lens.runtime.selfmetrics import SelfMetrics
+from lens.store import database
+from lens.usage import idlestore
+from lens.usage.idle import MINUTE, Holding, IdleInterval, IdleTracker
+
+log = logging.getLogger(__name__)
+
+LAG = 2 * MINUTE
+
+
+class IdleGauges:
+    def __init__(self, metrics: SelfMetrics) -> None:
+        self.gpus = metrics.gauge(
+            "lens_gpu_idle",
+            "1 for each GPU idle now: held by a pod, under jobs.idle_utilization_floor for at "
+            "least jobs.idle_window_minutes.",
+            ("node", "gpu_uuid", "namespace", "pod"),
+        )
+        self.namespaces = metrics.gauge(
+            "lens_namespace_idle_gpus",
+            "GPUs idle now, by the namespace of the pod holding them.",
+            ("namespace",),
+        )
+
+    def show(self, idle: list[IdleInterval]) -> None:
+        self.gpus.clear()
+        self.namespaces.clear()
+        for interval in idle:
+            h = interval.holding
+            self.gpus.labels(h.node, h.gpu_uuid, h.namespace, h.pod_name).set(1)
+        for namespace, count in Counter(i.holding.namespace for i in idle).items():
+            self.namespaces.labels(namespace).set(count)
+
+
+class IdleGpus:
+    """The loop's body. Runs on the leader only, one run at a time."""
+
+    def __init__(
+        self, config: Config, *, db: peewee.Database, clock: Clock, gauges: IdleGauges
+    ) -> None:
+        self._cluster = config.cluster.name
+        self._floor = config.jobs.idle_utilization_floor
+        self._window = config.jobs.idle_window_minutes
+        self._pause = datetime.timedelta(seconds=3 * config.jobs.idle_interval_seconds) + LAG
+        self._db = db
+        self._clock = clock
+        self._gauges = gauges
+        self._tracker: IdleTracker | None = None
+        self._through: datetime.datetime | None = None
+
+    def run(self) -> None:
+        now = datetime.datetime.fromtimestamp(self._clock.time(), datetime.UTC)
+        until = idlestore.minute_floor(now) - LAG
+        with database.session(self._db):
+            tracker, since, skip = self._tracker_from(until)
+            if since >= until:
+                return
+            minutes = [
+                m
+                for m in idlestore.held_minutes(self._cluster, since=since, until=until)
+                if m.minute >= skip.get(m.holding, since)
+            ]
+            changed = tracker.feed(minutes, through=until)
+            pods = {i.holding.pod_uid for i in changed}
+            workloads = idlestore.top_workloads(self._cluster, pods) if pods else {}
+            idlestore.save(self._cluster, changed, workloads)
+        self._tracker, self._through = tracker, until
+        self._gauges.show(tracker.open_intervals())
+        if changed:
+            log.info(
+                "idle GPU intervals written",
+                extra={
+                    "open": sum(i.open for i in changed),
+                    "ended": sum(not i.open for i in changed),
+                },
+            )
+
+    def _tracker_from(
+        self, until: datetime.datetime
+    ) -> tuple[IdleTracker, datetime.datetime, dict[Holding, datetime.datetime]]:
+        """The tracker to feed, where to read from, and per holding carried on the first
+        minute not yet counted."""
+        if (
+            self._tracker is not None
+            and self._through is not None
+            and until - self._through <= self._pause
+        ):
+            return self._tracker, self._through, {}
+        tracker = IdleTracker(floor=self._floor, window_minutes=self._window)
+        resumed = idlestore.open_intervals(self._cluster)
+        for interval in resumed:
+            tracker.resume(interval)
+        since = idlestore.lookback_start(until, self._window, resumed)
+        return tracker, since, {i.holding: i.end for i in resumed}
+
+
+def add(
+    config: Config, process: Process, db: peewee.Database, *, leading: Callable[[], bool]
+) -> IdleGpus:
+    """The idle GPUs loop, run by the leader only."""
+    body = IdleGpus(config, db=db, clock=process.clock, gauges=IdleGauges(process.metrics))
+    process.add_loop(
+        Loop(
+            name="idle-gpus",
+            interval_seconds=config.jobs.idle_interval_seconds,
+            run=body.run,
+            run_at_start=False,
+            when=leading,
+        )
+    )
+    return body

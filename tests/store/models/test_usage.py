@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from lens.store.models import usage
+
+from .conftest import check_tables
+
+
+def test_idle_intervals_are_keyed_by_their_gpu_pod_and_start() -> None:
+    check_tables(
+        [
+            (
+                usage.GpuIdleInterval,
+                "gpu_idle_intervals",
+                ("cluster", "node_name", "gpu_uuid", "pod_uid", "started_at"),
+                False,
+            )
+        ]
+    )
