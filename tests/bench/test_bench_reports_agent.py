@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.slow_timeout
 def test_the_reports_agent_benchmark_prints_its_figures_and_ratio() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bench", "reports_agent", "--cycles", "130", "--seconds", "2"],
+        [sys.executable, "-m", "bench", "reports_agent", "--cycles", "130", "--seconds", "4"],
         capture_output=True,
         text=True,
         timeout=180,
@@ -29,4 +29,7 @@ def test_the_reports_agent_benchmark_prints_its_figures_and_ratio() -> None:
         in_process["reports_cpu_ms"] / in_process["cycle_cpu_ms"], 4
     )
     shares = figures["agent_process_cpu_share_percent"]
-    assert shares["reports_off"] > 0 and shares["reports_on"] > 0
+    # Read in 10 ms clock ticks: a few seconds of an agent at under 1 % of a core is a handful
+    # of ticks each, so one run alone may read none; the two together never do.
+    assert shares["reports_off"] >= 0 and shares["reports_on"] >= 0
+    assert shares["reports_off"] + shares["reports_on"] > 0
