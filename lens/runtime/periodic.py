@@ -23,6 +23,9 @@ from lens.runtime.selfmetrics import SelfMetrics
 log = logging.getLogger(__name__)
 
 
+START_SPREAD_MAX_SECONDS = 5.0
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Loop:
     """One unit of periodic work."""
@@ -164,9 +167,11 @@ class PeriodicRunner:
 
     def _run_loop(self, loop: Loop) -> None:
         interval = loop.interval_seconds
-        start_delay = abs(self._spread(interval))
+        # Spread, so that replicas started together do not run together, but "at start" stays
+        # at start: an hourly loop would otherwise wait up to six minutes for its first run.
+        start_delay = min(abs(self._spread(interval)), START_SPREAD_MAX_SECONDS)
         if not loop.run_at_start:
-            start_delay += interval
+            start_delay = interval + abs(self._spread(interval))
         due = self._clock.monotonic() + start_delay
         while not self._clock.wait_until(due, self._stop):
             if (loop.when is None or loop.when()) and not self._run_once(loop):

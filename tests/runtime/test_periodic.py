@@ -11,7 +11,7 @@ import pytest
 
 from lens.runtime import errors
 from lens.runtime.clock import FakeClock
-from lens.runtime.periodic import Loop, LoopMetrics, PeriodicRunner
+from lens.runtime.periodic import START_SPREAD_MAX_SECONDS, Loop, LoopMetrics, PeriodicRunner
 from lens.runtime.selfmetrics import SelfMetrics
 
 Eventually = Callable[..., None]
@@ -233,6 +233,17 @@ def test_jitter_spreads_runs_within_the_ratio(harness: Harness, eventually: Even
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert all(89 <= gap <= 111 for gap in gaps), gaps
     assert len(set(gaps)) > 1, "jitter should vary the gaps"
+
+
+def test_a_long_loop_that_runs_at_start_runs_within_seconds_of_it(
+    harness: Harness, eventually: Eventually
+) -> None:
+    runner = harness.runner(
+        Loop(name="hourly", interval_seconds=3600, run=lambda: None), jitter=0.1, seed=3
+    )
+    eventually(lambda: harness.clock.waiters == 1)
+    harness.clock.advance(START_SPREAD_MAX_SECONDS)
+    eventually(lambda: runner.runs("hourly") == 1)
 
 
 @pytest.mark.parametrize(
