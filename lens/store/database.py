@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import peewee
 from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase
@@ -213,3 +213,8 @@ def _discard(db: peewee.Database) -> None:
             db.manual_close()
         else:
             db.close()
+
+
+def tuple_rows(query: Iterable[object]) -> Iterable[tuple[Any, ...]]:
+    """A `.tuples()` query's rows, typed as what they are (peewee's stubs say models)."""
+    return cast(Iterable[tuple[Any, ...]], query)

@@ -1,19 +1,16 @@
 """Idle intervals in SQL: the held GPU-minutes they are found in (gpu_minute_holders joined
-with gpu_minutes), the open intervals a new leader carries on, the pods' top-level workloads,
-and gpu_idle_intervals written."""
+with gpu_minutes), the open intervals a new leader carries on, and gpu_idle_intervals
+written."""
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
 
-from lens.store import models, upserting
+from lens.store import database, models, upserting
 from lens.usage.idle import MINUTE, HeldMinute, Holding, IdleInterval
 
 MAX_LOOKBACK = datetime.timedelta(days=1)
-# A workload hierarchy deeper than this is cut (a PyTorchJob's pods sit two or three deep).
-_MAX_DEPTH = 10
 
 
 def held_minutes(
@@ -51,7 +48,7 @@ def held_minutes(
     )
     found: list[HeldMinute] = []
     seen: set[tuple[Holding, datetime.datetime]] = set()
-    for node, uuid, pod_uid, namespace, pod_name, minute, utilization in _rows(query):
+    for node, uuid, pod_uid, namespace, pod_name, minute, utilization in database.tuple_rows(query):
         holding = Holding(
             node=node, gpu_uuid=uuid, pod_uid=pod_uid, namespace=namespace, pod_name=pod_name
         )
@@ -83,39 +80,6 @@ def open_intervals(cluster: str) -> list[IdleInterval]:
     ]
 
 
-def top_workloads(cluster: str, pod_uids: Iterable[str]) -> dict[str, str]:
-    """Each pod's top-level workload uid, from gpu_pods and gpu_workloads ('' unknown)."""
-    pods = models.GpuPod
-    uids = sorted(set(pod_uids))
-    owner: dict[str, str] = {
-        uid: owner_uid
-        for uid, owner_uid in _rows(
-            pods.select(pods.uid, pods.owner_uid)
-            .where((pods.cluster == cluster) & pods.uid.in_(uids))
-            .tuples()
-        )
-    }
-    top = dict(owner)
-    workloads = models.GpuWorkload
-    for _ in range(_MAX_DEPTH):
-        current = {w for w in top.values() if w}
-        if not current:
-            break
-        parents: dict[str, str] = {
-            uid: parent
-            for uid, parent in _rows(
-                workloads.select(workloads.uid, workloads.parent_uid)
-                .where((workloads.cluster == cluster) & workloads.uid.in_(sorted(current)))
-                .tuples()
-            )
-            if parent
-        }
-        if not parents:
-            break
-        top = {pod: parents.get(w, w) for pod, w in top.items()}
-    return {uid: top.get(uid, "") for uid in uids}
-
-
 def save(cluster: str, intervals: Sequence[IdleInterval], workloads: dict[str, str]) -> int:
     """Write `intervals` (a new one inserted, a known one updated by its start)."""
     now = datetime.datetime.now(datetime.UTC)
@@ -138,11 +102,6 @@ def save(cluster: str, intervals: Sequence[IdleInterval], workloads: dict[str, s
         for i in intervals
     ]
     return upserting.upsert(models.GpuIdleInterval, rows) if rows else 0
-
-
-def _rows(query: Iterable[object]) -> Iterable[tuple[Any, ...]]:
-    """A `.tuples()` query's rows (peewee's stubs type them as models)."""
-    return cast(Iterable[tuple[Any, ...]], query)
 
 
 def minute_floor(moment: datetime.datetime) -> datetime.datetime:

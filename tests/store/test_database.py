@@ -162,3 +162,9 @@ def test_a_lost_connection_inside_a_callers_transaction_is_not_retried(db: peewe
         _kill_other_connections(db)
         with pytest.raises(errors.StoreError):
             upserting.upsert(models.GpuPod, rows)
+
+
+def test_tuple_rows_are_the_querys_tuples(db: peewee.Database) -> None:
+    models.GpuPod.create(cluster="c1", namespace="ns", name="p", uid="u1", gpu_allocated=2)
+    query = models.GpuPod.select(models.GpuPod.uid, models.GpuPod.gpu_allocated).tuples()
+    assert list(database.tuple_rows(query)) == [("u1", 2)]

@@ -52,20 +52,6 @@ def test_intervals_are_written_updated_by_their_start_and_read_back_open(
     assert idlestore.open_intervals(CLUSTER) == []
 
 
-def test_a_pods_workload_is_the_top_of_its_owners(db: peewee.Database) -> None:
-    models.GpuPod.create(cluster=CLUSTER, namespace="ml", name="p", uid="pod-1", owner_uid="rs")
-    models.GpuPod.create(cluster=CLUSTER, namespace="ml", name="q", uid="pod-2", owner_uid="")
-    for uid, parent in (("rs", "deploy"), ("deploy", "")):
-        models.GpuWorkload.create(
-            cluster=CLUSTER, kind="X", name=uid, uid=uid, parent_uid=parent, namespace="ml"
-        )
-    assert idlestore.top_workloads(CLUSTER, ["pod-1", "pod-2", "pod-3"]) == {
-        "pod-1": "deploy",
-        "pod-2": "",
-        "pod-3": "",
-    }
-
-
 def test_a_fresh_start_reads_a_window_back_or_from_the_oldest_open_interval() -> None:
     until = _at(100)
     assert idlestore.lookback_start(until, 30, []) == until - 30 * MINUTE

@@ -18,8 +18,7 @@ import datetime
 import decimal
 import functools
 import logging
-from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
 
 import peewee
 
@@ -246,7 +245,7 @@ def _gpu_hours(
         .group_by(m.node_name, m.gpu_uuid)
         .tuples()
     )
-    return [_gpu_hour(cluster, hour, row) for row in _rows(query)]
+    return [_gpu_hour(cluster, hour, row) for row in database.tuple_rows(query)]
 
 
 def _gpu_hour(cluster: str, hour: datetime.datetime, row: Sequence[object]) -> tuple[object, ...]:
@@ -299,13 +298,8 @@ def _holder_hours(
     )
     return [
         (cluster, node, uuid, hour, cid, ns, pod, uid, name, _int(count), _number(s), _number(held))
-        for node, uuid, cid, ns, pod, uid, name, count, s, held in _rows(query)
+        for node, uuid, cid, ns, pod, uid, name, count, s, held in database.tuple_rows(query)
     ]
-
-
-def _rows(query: Iterable[object]) -> Iterable[tuple[Any, ...]]:
-    """A `.tuples()` query's rows (peewee's stubs type them as models)."""
-    return cast(Iterable[tuple[Any, ...]], query)
 
 
 def _ratio(total: object, weight: object) -> float | None:

@@ -23,7 +23,7 @@ from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database
-from lens.usage import idlestore
+from lens.usage import idlestore, workloads
 from lens.usage.idle import MINUTE, Holding, IdleInterval, IdleTracker
 
 log = logging.getLogger(__name__)
@@ -85,8 +85,8 @@ class IdleGpus:
             ]
             changed = tracker.feed(minutes, through=until)
             pods = {i.holding.pod_uid for i in changed}
-            workloads = idlestore.top_workloads(self._cluster, pods) if pods else {}
-            idlestore.save(self._cluster, changed, workloads)
+            tops = workloads.top_workloads(self._cluster, pods) if pods else {}
+            idlestore.save(self._cluster, changed, tops)
         self._tracker, self._through = tracker, until
         self._gauges.show(tracker.open_intervals())
         if changed:
