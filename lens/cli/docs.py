@@ -14,7 +14,7 @@ def docs_metrics() -> None:
     from lens.containers.server import receiving
     from lens.kube.workloads import syncmetrics
     from lens.reports.storing.recording import RecordingMetrics
-    from lens.roles.jobs import idling, leading, retention
+    from lens.roles.jobs import consumers, idling, leading, retention
     from lens.roles.node_agent import collectors
     from lens.roles.node_agent.reporting import ReportMetrics
     from lens.runtime import config, metricsdoc
@@ -34,6 +34,7 @@ def docs_metrics() -> None:
     jobs_events.gauge(*leading.LEADER_GAUGE)
     retention.TableRetention((), clock=SystemClock(), metrics=jobs_events)
     idling.IdleGauges(jobs_events)
+    consumers.ConsumerGauges(jobs_events)
     syncmetrics.SyncMetrics(controller)
     controller.gauge(*syncmetrics.LEADER_GAUGE)
     sections = [

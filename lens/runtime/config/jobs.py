@@ -136,3 +136,16 @@ class JobsConfig:
         minimum=0.0,
         maximum=36500.0,
     )
+    consumers_interval_seconds: float = setting(
+        30.0,
+        "How often the consumers (GPUs, pods and utilization per top-level workload) are "
+        "computed (the original's 30 s).",
+        minimum=5.0,
+        maximum=3600.0,
+    )
+    consumers_utilization_minutes: int = setting(
+        5,
+        "Minutes of GPU reports a consumer's utilization is the mean of.",
+        minimum=1,
+        maximum=1440,
+    )
