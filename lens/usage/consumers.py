@@ -17,7 +17,7 @@ from collections import defaultdict
 import peewee
 
 from lens.store import database, models
-from lens.usage import workloads
+from lens.usage import tables, workloads
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,20 +94,15 @@ def _utilization(
 ) -> dict[str, tuple[float, float]]:
     """Per pod: the mean utilization of the GPU-minutes it held since `since`, weighted by the
     seconds held, and those seconds."""
-    held, gpu = models.GpuMinuteHolder, models.GpuMinuteReport
-    joined = (
-        (gpu.cluster == held.cluster)
-        & (gpu.node_name == held.node_name)
-        & (gpu.minute == held.minute)
-        & (gpu.gpu_uuid == held.gpu_uuid)
-    )
+    held, gpu = tables.HELD, tables.GPU
     query = (
-        held.select(
-            held.pod_uid,
-            peewee.fn.SUM(gpu.utilization_mean_ratio * held.held_seconds),
-            peewee.fn.SUM(held.held_seconds),
+        tables.held_with_gpu_minute(
+            held.select(
+                held.pod_uid,
+                peewee.fn.SUM(gpu.utilization_mean_ratio * held.held_seconds),
+                peewee.fn.SUM(held.held_seconds),
+            )
         )
-        .join(gpu, on=joined)
         .where(
             (held.cluster == cluster)
             & held.pod_uid.in_(pod_uids)

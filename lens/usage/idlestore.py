@@ -8,6 +8,7 @@ import datetime
 from collections.abc import Sequence
 
 from lens.store import database, models, upserting
+from lens.usage import tables
 from lens.usage.idle import MINUTE, HeldMinute, Holding, IdleInterval
 
 MAX_LOOKBACK = datetime.timedelta(days=1)
@@ -18,24 +19,19 @@ def held_minutes(
 ) -> list[HeldMinute]:
     """Each GPU-minute in [since, until) once per pod that held the GPU in it, in time order;
     containers outside any pod are left out."""
-    held, gpu = models.GpuMinuteHolder, models.GpuMinuteReport
-    joined = (
-        (gpu.cluster == held.cluster)
-        & (gpu.node_name == held.node_name)
-        & (gpu.minute == held.minute)
-        & (gpu.gpu_uuid == held.gpu_uuid)
-    )
+    held, gpu = tables.HELD, tables.GPU
     query = (
-        held.select(
-            held.node_name,
-            held.gpu_uuid,
-            held.pod_uid,
-            held.namespace,
-            held.pod_name,
-            held.minute,
-            gpu.utilization_mean_ratio,
+        tables.held_with_gpu_minute(
+            held.select(
+                held.node_name,
+                held.gpu_uuid,
+                held.pod_uid,
+                held.namespace,
+                held.pod_name,
+                held.minute,
+                gpu.utilization_mean_ratio,
+            )
         )
-        .join(gpu, on=joined)
         .where(
             (held.cluster == cluster)
             & (held.minute >= since)

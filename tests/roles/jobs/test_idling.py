@@ -6,9 +6,7 @@ from __future__ import annotations
 import datetime
 
 import peewee
-import pytest
 
-from lens.reports.storing import minutes
 from lens.roles.jobs.idling import IdleGauges, IdleGpus
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import ClusterConfig, Config, JobsConfig
@@ -17,16 +15,6 @@ from lens.store import models
 from tests.usage.conftest import CLUSTER, T0, Minutes
 
 WINDOW = 3
-
-
-@pytest.fixture
-def usage_clock() -> FakeClock:
-    return FakeClock(start_time=T0 + 120)
-
-
-@pytest.fixture
-def held(db: peewee.Database, usage_clock: FakeClock) -> Minutes:
-    return Minutes(minutes.MinuteStore(db, cluster=CLUSTER, clock=usage_clock))
 
 
 def _at(minute: int) -> datetime.datetime:
