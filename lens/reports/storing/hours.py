@@ -70,6 +70,8 @@ HOLDER_COLUMNS = (
     "minutes",
     "seconds",
     "held_seconds",
+    "measured_seconds",
+    "used_seconds",
 )
 
 
@@ -278,7 +280,9 @@ def _holder_hours(
     cluster: str, hour: datetime.datetime, nodes: Sequence[str]
 ) -> list[tuple[object, ...]]:
     """The gpu_hour_holders rows (HOLDER_COLUMNS) of the nodes' GPUs in `hour`."""
-    h = models.GpuMinuteHolder
+    h, m = models.GpuMinuteHolder, models.GpuMinuteReport
+    utilization = m.utilization_mean_ratio
+    measured = peewee.Case(None, ((utilization.is_null(False), h.seconds),), 0)
     query = (
         h.select(
             h.node_name,
@@ -291,15 +295,34 @@ def _holder_hours(
             peewee.fn.COUNT(h.minute),
             peewee.fn.SUM(h.seconds),
             peewee.fn.SUM(h.held_seconds),
+            peewee.fn.SUM(measured),
+            peewee.fn.SUM(h.seconds * utilization),  # SUM leaves the unknown ones out
+        )
+        .join(
+            m,
+            peewee.JOIN.LEFT_OUTER,
+            on=(
+                (m.cluster == h.cluster)
+                & (m.node_name == h.node_name)
+                & (m.minute == h.minute)
+                & (m.gpu_uuid == h.gpu_uuid)
+            ),
         )
         .where(_in_hour(h, cluster, hour, nodes))
         .group_by(h.node_name, h.gpu_uuid, h.container_id)
         .tuples()
     )
-    return [
-        (cluster, node, uuid, hour, cid, ns, pod, uid, name, _int(count), _number(s), _number(held))
-        for node, uuid, cid, ns, pod, uid, name, count, s, held in database.tuple_rows(query)
-    ]
+    return [_holder_hour(cluster, hour, row) for row in database.tuple_rows(query)]
+
+
+def _holder_hour(
+    cluster: str, hour: datetime.datetime, row: Sequence[object]
+) -> tuple[object, ...]:
+    node, uuid, cid, namespace, pod, uid, name, count, seconds, held, measured, used = row
+    return (
+        *(cluster, node, uuid, hour, cid, namespace, pod, uid, name, _int(count)),
+        *(_number(seconds), _number(held), _number(measured) or 0.0, _number(used) or 0.0),
+    )
 
 
 def _ratio(total: object, weight: object) -> float | None:

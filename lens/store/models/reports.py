@@ -169,6 +169,10 @@ class GpuHourHolder(LensModel):
     minutes = peewee.IntegerField()  # minutes in which it held the GPU
     seconds = peewee.DoubleField()
     held_seconds = peewee.DoubleField()
+    # Its seconds in the minutes whose utilization is known, and those seconds each times its
+    # minute's utilization: used GPU-seconds, exact however partly it held the GPU.
+    measured_seconds = peewee.DoubleField(default=0.0)
+    used_seconds = peewee.DoubleField(default=0.0)
 
     class Meta:
         table_name = "gpu_hour_holders"

@@ -109,12 +109,32 @@ def test_an_hour_equals_its_minutes_worked_out_by_hand(
     a, b = held[("node-1", "GPU-0", at(T0), "a")], held[("node-1", "GPU-0", at(T0), "b")]
     assert (a["minutes"], a["seconds"], a["held_seconds"]) == (2, 75.0, 90.0)
     assert (b["minutes"], b["seconds"], b["held_seconds"]) == (1, 15.0, 30.0)
+    # Used GPU-seconds: each share times its own minute's utilization (a: 60 s at 0.5 and
+    # 15 s at 0.8), not the hour's mean times its seconds.
+    assert (a["measured_seconds"], a["used_seconds"]) == (75.0, pytest.approx(60 * 0.5 + 15 * 0.8))
+    assert (b["measured_seconds"], b["used_seconds"]) == (15.0, pytest.approx(15 * 0.8))
     assert (b["namespace"], b["pod_uid"], b["container_id"]) == (
         "team-b",
         B.pod_uid,
         B.container_id,
     )
     assert _pending() == []
+
+
+def test_seconds_in_minutes_of_unknown_utilization_are_not_measured(
+    db: peewee.Database, store: minutes.MinuteStore
+) -> None:
+    write(
+        store,
+        "node-1",
+        [
+            gpu_minute(T0, utilization_mean_ratio=0.25, shares=((A, 60.0, 60.0),)),
+            gpu_minute(T0 + 60, utilization_mean_ratio=None, shares=((A, 60.0, 60.0),)),
+        ],
+    )
+    hours.roll_up(db, cluster=CLUSTER, now=NOW)
+    a = _holder_hours()[("node-1", "GPU-0", at(T0), "a")]
+    assert (a["seconds"], a["measured_seconds"], a["used_seconds"]) == (120.0, 60.0, 15.0)
 
 
 def test_a_late_minute_repairs_its_hour(db: peewee.Database, store: minutes.MinuteStore) -> None:
