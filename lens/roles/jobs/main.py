@@ -17,7 +17,7 @@ from lens.containers.server import serving
 from lens.containers.server.receiving import EventReceiver, ReceiverMetrics
 from lens.containers.server.recording import EventRecorder
 from lens.containers.server.serving import TokenCheck
-from lens.roles.jobs import consumers, idling, leading, reporting, retention
+from lens.roles.jobs import consumers, gpuhours, idling, leading, reporting, retention
 from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role
@@ -52,6 +52,7 @@ def build(
     retention.add(config.jobs, process, leading=leads)
     idling.add(config, process, db, leading=leads)
     consumers.add(config, process, db, leading=leads)
+    gpuhours.add(config, process, db, leading=leads)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
         metrics=ReceiverMetrics(process.metrics),

@@ -47,6 +47,7 @@ def policies(jobs: JobsConfig) -> tuple[Kept, ...]:
         Kept(models.TrainingPerformance, jobs.training_retention_days),
         Kept(models.EventStream, jobs.event_streams_retention_days, since_update=True),
         Kept(models.GpuIdleInterval, jobs.idle_retention_days, since_update=True),
+        Kept(models.GpuHoursDaily, jobs.gpu_hours_retention_days, since_update=True),
     )
 
 

@@ -8,6 +8,12 @@ from lens.runtime.config.kube import check_object_ref
 from lens.runtime.settings import setting
 
 
+def _check_label_key(value: object) -> str | None:
+    if isinstance(value, str) and len(value) <= 128 and value.strip() == value:
+        return None
+    return "expected a label key of at most 128 characters, or empty"
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class JobsConfig:
     """The jobs role: its gRPC event server."""
@@ -148,4 +154,23 @@ class JobsConfig:
         "Minutes of GPU reports a consumer's utilization is the mean of.",
         minimum=1,
         maximum=1440,
+    )
+    team_label: str = setting(
+        "team",
+        "Label of a pod's top-level workload whose value is its team, for GPU-hours per team "
+        "(gpu_hours_daily); empty: no team grouping.",
+        check=_check_label_key,
+    )
+    gpu_hours_interval_seconds: float = setting(
+        600.0,
+        "How often today's and yesterday's GPU-hours per namespace, workload and team are "
+        "summed again from the hourly rollup.",
+        minimum=60.0,
+        maximum=86400.0,
+    )
+    gpu_hours_retention_days: float = setting(
+        800.0,
+        "Days the daily GPU-hours are kept (gpu_hours_daily); 0: forever.",
+        minimum=0.0,
+        maximum=36500.0,
     )

@@ -27,7 +27,7 @@ from lens.store.models.reports import (
 )
 from lens.store.models.storage import Storage
 from lens.store.models.tables import ALL_MODELS, APPEND_ONLY_MODELS
-from lens.store.models.usage import GpuIdleInterval
+from lens.store.models.usage import GpuHoursDaily, GpuIdleInterval
 from lens.store.models.workloads import (
     GpuWorkload,
     GpuWorkloadSnapshot,
@@ -49,6 +49,7 @@ __all__ = [
     "GpuHour",
     "GpuHourHolder",
     "GpuHourPending",
+    "GpuHoursDaily",
     "GpuIdleInterval",
     "GpuMinuteHolder",
     "GpuMinuteReport",

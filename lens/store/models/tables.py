@@ -20,7 +20,7 @@ from lens.store.models.reports import (
     RdmaPortMinute,
 )
 from lens.store.models.storage import Storage
-from lens.store.models.usage import GpuIdleInterval
+from lens.store.models.usage import GpuHoursDaily, GpuIdleInterval
 from lens.store.models.workloads import (
     GpuWorkload,
     GpuWorkloadSnapshot,
@@ -55,6 +55,7 @@ ALL_MODELS: tuple[type[LensModel], ...] = (
     GpuHourHolder,
     GpuHourPending,
     GpuIdleInterval,
+    GpuHoursDaily,
 )
 
 APPEND_ONLY_MODELS: tuple[type[LensModel], ...] = tuple(m for m in ALL_MODELS if m.APPEND_ONLY)

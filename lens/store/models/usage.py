@@ -1,4 +1,5 @@
-"""How held GPUs are used: gpu_idle_intervals (lens/usage/idle.py finds them)."""
+"""How held GPUs are used: gpu_idle_intervals (lens/usage/idle.py finds them) and
+gpu_hours_daily (lens/usage/gpuhours.py sums them)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import peewee
 from lens.store.fields import UtcDateTimeField
 from lens.store.models.base import NAME, NAMESPACE, UID, LensModel, created, text
 from lens.store.models.reports import GPU_UUID
+
+LABEL_KEY = (
+    128  # the team label key (jobs.team_label); the unique index must fit MariaDB's 3,072 bytes
+)
+LABEL_VALUE = 253  # a namespace, a uid or a label value (63) all fit
+GPU_MODEL = 128
 
 
 class GpuIdleInterval(LensModel):
@@ -36,4 +43,29 @@ class GpuIdleInterval(LensModel):
             (("cluster", "ended_at"), False),
             (("cluster", "namespace", "ended_at"), False),
             (("cluster", "open"), False),
+        )
+
+
+class GpuHoursDaily(LensModel):
+    """One group's GPU-hours of one UTC day on one GPU model (lens/usage/gpuhours.py): held
+    (allocated), used (utilization-weighted) and measured (held with utilization known).
+
+    group_kind is namespace, workload (group_value its top-level uid) or label (group_key the
+    label, group_value its value on the pod's top-level workload, '' without)."""
+
+    day = UtcDateTimeField()  # the day's start, 00:00 UTC
+    group_kind = peewee.CharField(max_length=16)
+    group_key = text(LABEL_KEY)
+    group_value = peewee.CharField(max_length=LABEL_VALUE)
+    gpu_model = text(GPU_MODEL)
+    held_gpu_hours = peewee.DoubleField()
+    used_gpu_hours = peewee.DoubleField()
+    measured_gpu_hours = peewee.DoubleField()
+    updated_at = created()
+
+    class Meta:
+        table_name = "gpu_hours_daily"
+        indexes = (
+            (("cluster", "day", "group_kind", "group_key", "group_value", "gpu_model"), True),
+            (("cluster", "group_kind", "group_value", "day"), False),
         )

@@ -14,3 +14,11 @@ def test_a_port_out_of_range_is_refused() -> None:
     with pytest.raises(errors.ConfigError) as caught:
         settings.build(JobsConfig, {"grpc_port": 70000}, source="test")
     assert caught.value.key == "grpc_port"
+
+
+def test_the_team_label_must_fit_its_column_and_the_lease_name_an_object() -> None:
+    assert settings.build(JobsConfig, {"team_label": ""}, source="test").team_label == ""
+    for key, value in (("team_label", "x" * 129), ("lease", "no-slash")):
+        with pytest.raises(errors.ConfigError) as caught:
+            settings.build(JobsConfig, {key: value}, source="test")
+        assert caught.value.key == key

@@ -33,8 +33,8 @@ REPORT_TABLE_NAMES = {
     "gpu_hour_holders",
     "gpu_hours_pending",
 }
-# Lens's own (issue 18): idle GPUs.
-USAGE_TABLE_NAMES = {"gpu_idle_intervals"}
+# Lens's own (issue 18): idle GPUs and GPU-hours per day.
+USAGE_TABLE_NAMES = {"gpu_idle_intervals", "gpu_hours_daily"}
 
 
 def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:

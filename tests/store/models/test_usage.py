@@ -13,6 +13,12 @@ def test_idle_intervals_are_keyed_by_their_gpu_pod_and_start() -> None:
                 "gpu_idle_intervals",
                 ("cluster", "node_name", "gpu_uuid", "pod_uid", "started_at"),
                 False,
-            )
+            ),
+            (
+                usage.GpuHoursDaily,
+                "gpu_hours_daily",
+                ("cluster", "day", "group_kind", "group_key", "group_value", "gpu_model"),
+                False,
+            ),
         ]
     )
