@@ -206,18 +206,27 @@ class DayCache:
         self._db = db
         self._days: set[datetime.date] = set()
         self._lock = threading.Lock()
+        # One maker at a time: the writers of a group commit that all need a new day would
+        # otherwise each send its DDL, and wait on each other's locks, inside the first writes.
+        self._making = threading.Lock()
 
     def ensure(self, days: Iterable[datetime.date]) -> list[str]:
         """Make the partitions of the days not known to exist; the names made."""
         if not is_partitioned(self._db):
             return []
+        wanted = set(days)
         with self._lock:
-            wanted = set(days) - self._days
+            wanted -= self._days
         if not wanted:
             return []
-        made = ensure_days(self._db, wanted)
-        with self._lock:
-            self._days |= wanted
+        with self._making:
+            with self._lock:
+                wanted -= self._days  # made by another writer meanwhile
+            if not wanted:
+                return []
+            made = ensure_days(self._db, wanted)
+            with self._lock:
+                self._days |= wanted
         return made
 
     def forget_before(self, day: datetime.date) -> None:

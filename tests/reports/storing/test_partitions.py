@@ -149,6 +149,36 @@ def test_the_day_cache_checks_each_day_once(db: peewee.Database) -> None:
     assert cache.ensure([TODAY]) == [partitions.partition_name("gpu_minutes", TODAY)]
 
 
+def test_writers_needing_a_new_day_at_once_make_it_once(
+    db: peewee.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not partitions.is_partitioned(db):
+        return
+    made: list[set[datetime.date]] = []
+    real = partitions.ensure_days
+
+    def counted(db_: peewee.Database, days: set[datetime.date]) -> list[str]:
+        made.append(set(days))
+        return real(db_, days)
+
+    monkeypatch.setattr(partitions, "ensure_days", counted)
+    cache = partitions.DayCache(db)
+    start = threading.Barrier(6)
+
+    def writer() -> None:
+        start.wait()
+        with database.session(db):
+            cache.ensure([TODAY])
+
+    threads = [threading.Thread(target=writer) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert made == [{TODAY}]
+    assert _days(db)["gpu_minutes"] == [TODAY]
+
+
 def test_a_partition_that_cannot_be_made_now_is_an_error(
     empty_database_url: str, db: peewee.Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
