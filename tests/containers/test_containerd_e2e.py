@@ -10,7 +10,6 @@ back to Created, and every container's event rows must read created, running, ex
 from __future__ import annotations
 
 import datetime
-import http.client
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -23,23 +22,12 @@ from lens.runtime.config import DatabaseConfig
 from lens.sim.containerd import CriPods, PrivateContainerd
 from lens.sim.hosts.tree import HostTree
 from lens.store import database, models
-from tests.roleprocess import Process
+from tests.roles.node_agent.processes import Pipeline
 
 pytestmark = pytest.mark.slow_timeout
 
 Model = TypeVar("Model", bound=models.LensModel)
 ORDER = {"Created": 0, "Running": 1, "OOMKilled": 2, "Exit": 3, "Deleted": 4}
-
-
-def _ready(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=3)
-    try:
-        connection.request("GET", "/readyz")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        connection.close()
 
 
 class Stored:
@@ -83,43 +71,6 @@ class Stored:
         return all(rows.get(cid) == want for cid, want in expected.items())
 
 
-class Node:
-    """A CRI-enabled containerd, the agent following it and the jobs server storing events."""
-
-    def __init__(
-        self, *, ctd: PrivateContainerd, tree: HostTree, url: str, tmp: Path, ports: list[int]
-    ) -> None:
-        grpc_port, self.jobs_http, self.agent_http = ports
-        common = {"LENS_LOGGING__FORMAT": "json", "LENS_SERVICE__STOP_TIMEOUT_SECONDS": "10"}
-        self.jobs = Process(
-            "jobs",
-            {
-                **common,
-                "LENS_DATABASE__URL": url,
-                "LENS_JOBS__GRPC_HOST": "127.0.0.1",
-                "LENS_JOBS__GRPC_PORT": str(grpc_port),
-                "LENS_SERVER__PORT": str(self.jobs_http),
-            },
-            tmp / "jobs.log",
-        )
-        self.agent = Process(
-            "node-agent",
-            {
-                **common,
-                "LENS_HOST__ROOT": str(tree.root),
-                "LENS_NODE_AGENT__NODE_NAME": "gpu-node-1",
-                "LENS_NODE_AGENT__COLLECTORS": "amdgpu,dri,rdma",
-                "LENS_CONTAINERS__CONTAINERD_ADDRESS": ctd.socket,
-                "LENS_CONTAINERS__RECONCILE_INTERVAL_SECONDS": "1",
-                "LENS_CONTAINERS__POD_RESOURCES_SOCKET": str(tmp / "no-kubelet.sock"),
-                "LENS_EVENTS__SERVER_ADDRESS": f"127.0.0.1:{grpc_port}",
-                "LENS_EVENTS__JOURNAL_DIR": str(tmp / "journal"),
-                "LENS_SERVER__PORT": str(self.agent_http),
-            },
-            tmp / "agent.log",
-        )
-
-
 @pytest.fixture
 def node(
     cri_containerd: PrivateContainerd,
@@ -127,13 +78,14 @@ def node(
     empty_database_url: str,
     tmp_path: Path,
     free_port: Callable[[], int],
-) -> Iterator[Node]:
-    built = Node(
+) -> Iterator[Pipeline]:
+    built = Pipeline(
         ctd=cri_containerd,
         tree=mi300x,
         url=empty_database_url,
         tmp=tmp_path,
         ports=[free_port(), free_port(), free_port()],
+        reconcile_seconds=1,
     )
     try:
         yield built
@@ -172,7 +124,7 @@ def _check_lifecycles(stored: Stored, names: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
 def test_exit_statuses_survive_deleted_tasks_and_an_agent_killed_while_containers_exit(
-    node: Node,
+    node: Pipeline,
     cri_containerd: PrivateContainerd,
     device_nodes: dict[str, Path],
     empty_database_url: str,
@@ -187,9 +139,7 @@ def test_exit_statuses_survive_deleted_tasks_and_an_agent_killed_while_container
     gate = tmp_path / "gate"
     gate.mkdir()
     devices = [device_nodes["render"]]
-    node.jobs.start()
-    node.agent.start()
-    eventually(lambda: _ready(node.agent_http) and _ready(node.jobs_http), timeout=30)
+    node.start(eventually)
     try:
         # 1. The agent up: containers that exit at once, their tasks deleted right after.
         pod = pods.run_pod(name="pod-fast", namespace="team-a", uid="uid-fast")

@@ -31,8 +31,18 @@ def answers(port: int, path: str) -> bool:
 
 
 class Pipeline:
+    """`lens jobs` storing to `url` and a `lens node-agent` on `tree` following `ctd`, streaming
+    its events to it; `reconcile_seconds`: how often the agent lists containers again."""
+
     def __init__(
-        self, *, tree: HostTree, ctd: PrivateContainerd, url: str, tmp: Path, ports: list[int]
+        self,
+        *,
+        tree: HostTree,
+        ctd: PrivateContainerd,
+        url: str,
+        tmp: Path,
+        ports: list[int],
+        reconcile_seconds: int = 2,
     ) -> None:
         grpc_port, jobs_http, agent_http = ports
         self.agent_http, self.jobs_http = agent_http, jobs_http
@@ -57,7 +67,7 @@ class Pipeline:
                 "LENS_NODE_AGENT__NODE_NAME": "gpu-node-1",
                 "LENS_NODE_AGENT__COLLECTORS": "amdgpu,dri,rdma",
                 "LENS_CONTAINERS__CONTAINERD_ADDRESS": ctd.socket,
-                "LENS_CONTAINERS__RECONCILE_INTERVAL_SECONDS": "2",
+                "LENS_CONTAINERS__RECONCILE_INTERVAL_SECONDS": str(reconcile_seconds),
                 "LENS_EVENTS__SERVER_ADDRESS": f"127.0.0.1:{grpc_port}",
                 "LENS_EVENTS__JOURNAL_DIR": str(tmp / "journal"),
                 "LENS_CONTAINERS__POD_RESOURCES_SOCKET": str(self.pod_resources_socket),
