@@ -49,8 +49,15 @@ class _Sums:
         self.measured += measured
 
 
-def day_hours(cluster: str, day: datetime.date, *, label_key: str) -> list[GroupHours]:
-    """Every group's GPU-hours on UTC `day`; with `label_key` '' no team grouping."""
+def day_hours(
+    cluster: str,
+    day: datetime.date,
+    *,
+    label_key: str,
+    gpu_models: dict[tuple[str, str], str],
+) -> list[GroupHours]:
+    """Every group's GPU-hours on UTC `day`; with `label_key` '' no team grouping.
+    `gpu_models`: each (node, GPU uuid)'s model (`gpu_models`), read once for several days."""
     start = datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
     held = models.GpuHourHolder
     query = (
@@ -68,7 +75,6 @@ def day_hours(cluster: str, day: datetime.date, *, label_key: str) -> list[Group
         .tuples()
     )
     rows = list(database.tuple_rows(query))
-    gpu_models = _gpu_models(cluster)
     tops = workloads.top_workloads(cluster, {pod for _, _, pod, *_ in rows if pod})
     teams = _labels(cluster, set(tops.values()), label_key) if label_key else {}
     sums: dict[tuple[str, str, str, str], _Sums] = defaultdict(_Sums)
@@ -122,7 +128,8 @@ def save_day(cluster: str, day: datetime.date, groups: list[GroupHours]) -> int:
     return len(rows)
 
 
-def _gpu_models(cluster: str) -> dict[tuple[str, str], str]:
+def gpu_models(cluster: str) -> dict[tuple[str, str], str]:
+    """Each GPU's model by (node, uuid), from the agents' inventories (gpu_devices)."""
     devices = models.GpuDevice
     query = devices.select(devices.node_name, devices.uuid, devices.gpu_model).where(
         devices.cluster == cluster

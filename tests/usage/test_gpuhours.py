@@ -65,7 +65,9 @@ def test_a_days_hours_are_summed_per_namespace_workload_and_team_by_model(
     _hour(24, pod="llm-0", namespace="ml", gpu="GPU-0", seconds=3600, used=3600, measured=3600)
     found = {
         (g.kind, g.key, g.value, g.gpu_model): (g.held_hours, g.used_hours, g.measured_hours)
-        for g in gpuhours.day_hours(CLUSTER, DAY, label_key="team")
+        for g in gpuhours.day_hours(
+            CLUSTER, DAY, label_key="team", gpu_models=gpuhours.gpu_models(CLUSTER)
+        )
     }
     assert found == {
         (NAMESPACE, "", "ml", "MI300X"): (3.5, 0.7, 3.25),
@@ -84,7 +86,7 @@ def test_a_days_hours_are_summed_per_namespace_workload_and_team_by_model(
 
 def test_without_a_team_label_no_team_groups(db: peewee.Database) -> None:
     _hour(0, pod="p", namespace="ml", gpu="GPU-0", seconds=3600, used=0, measured=0)
-    kinds = {g.kind for g in gpuhours.day_hours(CLUSTER, DAY, label_key="")}
+    kinds = {g.kind for g in gpuhours.day_hours(CLUSTER, DAY, label_key="", gpu_models={})}
     assert kinds == {NAMESPACE, WORKLOAD}
 
 

@@ -33,8 +33,11 @@ class DailyGpuHours:
         today = datetime.datetime.fromtimestamp(self._clock.time(), datetime.UTC).date()
         written = {}
         with database.session(self._db):
+            models = gpuhours.gpu_models(self._cluster)
             for day in (today - datetime.timedelta(days=1), today):
-                groups = gpuhours.day_hours(self._cluster, day, label_key=self._label)
+                groups = gpuhours.day_hours(
+                    self._cluster, day, label_key=self._label, gpu_models=models
+                )
                 written[day.isoformat()] = gpuhours.save_day(self._cluster, day, groups)
         log.debug("daily GPU-hours summed", extra={"rows": written})
 
