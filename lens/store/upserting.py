@@ -279,7 +279,7 @@ class Planned:
         """Write the rows (in the caller's transaction, if any); the count the call promises."""
         db = self.model._meta.database
         try:
-            if self.copied is None and len(self.values) <= self.per_batch and db.in_transaction():
+            if self.one_statement and db.in_transaction():
                 # One statement is atomic by itself: no savepoint around it (two round trips,
                 # a third of a small write's time).
                 written = self._write_all(db)
@@ -294,9 +294,14 @@ class Planned:
     def inline(self) -> tuple[str, list[object]] | None:
         """The write as one INSERT and its parameters, for a writer that sends several
         statements at once; None when it takes more than one (batches, or COPY)."""
-        if self.copied is not None or len(self.values) > self.per_batch:
+        if not self.one_statement:
             return None
         return self.statement.sql(len(self.values)), self.statement.params(self.values)
+
+    @property
+    def one_statement(self) -> bool:
+        """Whether the write is a single INSERT (no batches, no COPY)."""
+        return self.copied is None and len(self.values) <= self.per_batch
 
     def _write_all(self, db: peewee.Database) -> int:
         statement, copied = self.statement, self.copied
