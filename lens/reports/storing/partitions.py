@@ -135,15 +135,18 @@ def _create(db: peewee.Database, table: str, day: datetime.date) -> bool:
     """Make one partition; False when another process made it first."""
     name = partition_name(table, day)
     start = datetime.datetime.combine(day, datetime.time())
+    # No IF NOT EXISTS: a writer that finds the partition made by another since it looked
+    # would pass as its maker; this way it fails, and the check below says who made it.
     sql = (
-        f'CREATE TABLE IF NOT EXISTS "{name}" PARTITION OF "{table}" '
+        f'CREATE TABLE "{name}" PARTITION OF "{table}" '
         f"FOR VALUES FROM ('{start:%Y-%m-%d %H:%M:%S}') TO ('{start + DAY:%Y-%m-%d %H:%M:%S}')"
     )
     try:
         _locked(db, sql)
     except database.DRIVER_ERRORS as exc:
-        # Two writers racing: the loser fails on the catalog's unique names, once the winner
-        # committed. Anything else (a lock timeout, an overlapping partition) is an error.
+        # Two writers racing: the loser fails on the existing table, or on the catalog's unique
+        # names once the winner committed. Anything else (a lock timeout, an overlapping
+        # partition) is an error.
         if not _missing(db, [name]):
             return False
         raise errors.StoreError(
