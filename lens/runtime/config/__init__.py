@@ -11,6 +11,7 @@ from lens.runtime.config.loading import (
     default_data_dir,
     load,
 )
+from lens.runtime.config.metrics import MetricsConfig
 from lens.runtime.config.node import (
     ContainersConfig,
     EventsConfig,
@@ -37,6 +38,7 @@ __all__ = [
     "KubeConfig",
     "KubeletConfig",
     "LoggingConfig",
+    "MetricsConfig",
     "NodeAgentConfig",
     "ServerConfig",
     "ServiceConfig",

@@ -8,6 +8,16 @@ from lens.runtime.config.kube import check_object_ref
 from lens.runtime.settings import setting
 
 
+def _check_local_time(value: object) -> str | None:
+    if value == "":
+        return None
+    if isinstance(value, str) and len(value) == 5 and value[2] == ":":
+        hours, minutes = value[:2], value[3:]
+        if hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60:
+            return None
+    return "expected a local time HH:MM (24-hour clock), or empty"
+
+
 def _check_label_key(value: object) -> str | None:
     if isinstance(value, str) and len(value) <= 128 and value.strip() == value:
         return None
@@ -173,4 +183,67 @@ class JobsConfig:
         "Days the daily GPU-hours are kept (gpu_hours_daily); 0: forever.",
         minimum=0.0,
         maximum=36500.0,
+    )
+    allocation_interval_seconds: float = setting(
+        30.0,
+        "How often the GPU allocation (cluster and per node) is computed from the watch "
+        "caches (the original's 30 s).",
+        minimum=1.0,
+        maximum=3600.0,
+    )
+    node_info_interval_seconds: float = setting(
+        30.0,
+        "How often GPU nodes' rows (nodes) are brought up to date; a row is written only when "
+        "something in it changed.",
+        minimum=1.0,
+        maximum=3600.0,
+    )
+    workload_status_interval_seconds: float = setting(
+        30.0,
+        "How often open GPU pods and workloads are checked against the watch caches (pods "
+        "deleted unseen closed, phases persisted, workloads ended).",
+        minimum=1.0,
+        maximum=3600.0,
+    )
+    node_cpu_model_label: str = setting(
+        "",
+        "Node label whose value is the node's CPU model (the node object carries none); "
+        "empty: the CPU model stays unknown.",
+        check=_check_label_key,
+    )
+    daily_report_time: str = setting(
+        "00:30",
+        "Local time (HH:MM) at which the leader writes the daily GPU-hours report of the UTC "
+        "day that ended (files under daily_report_dir); empty: no daily report.",
+        check=_check_local_time,
+    )
+    daily_report_dir: str = setting(
+        "reports",
+        "Directory of the daily reports; a relative path lives under service.data_dir.",
+        path=True,
+    )
+    storage_scan_interval_seconds: float = setting(
+        60.0,
+        "How often StorageClasses are scanned for storage backends (storage rows) and their "
+        "capacity read (the original's 1 min).",
+        minimum=5.0,
+        maximum=86400.0,
+    )
+    storage_config_secret: str = setting(
+        "lens/lens-storage-config",
+        "Secret (NAMESPACE/NAME) holding a cluster's storage config, read in every cluster for "
+        "the multi-cluster aggregate.",
+        check=check_object_ref,
+    )
+    multi_storage_config_secret: str = setting(
+        "",
+        "Secret (NAMESPACE/NAME) the leader writes every cluster's storage config into, one key "
+        "per cluster (clusters from controller.clusters_secret); empty: not gathered.",
+        check=check_object_ref,
+    )
+    multi_storage_interval_seconds: float = setting(
+        30.0,
+        "How often the clusters' storage configs are gathered (the original's 30 s).",
+        minimum=5.0,
+        maximum=86400.0,
     )

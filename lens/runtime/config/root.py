@@ -8,6 +8,7 @@ from lens.runtime import settings
 from lens.runtime.config.database import DatabaseConfig
 from lens.runtime.config.jobs import JobsConfig
 from lens.runtime.config.kube import ControllerConfig, KubeConfig
+from lens.runtime.config.metrics import MetricsConfig
 from lens.runtime.config.node import (
     ContainersConfig,
     EventsConfig,
@@ -36,6 +37,7 @@ class Config:
     jobs: JobsConfig = setting(JobsConfig(), "The jobs role.")
     kube: KubeConfig = setting(KubeConfig(), "The Kubernetes API.")
     controller: ControllerConfig = setting(ControllerConfig(), "The controller role.")
+    metrics: MetricsConfig = setting(MetricsConfig(), "The metrics store Lens queries.")
 
 
 EXAMPLE_HEADER = """\

@@ -27,6 +27,9 @@ class Node(LensModel):
     containerd_version = text(128)
     os = text(128)
     driver_version = text(64)
+    memory_bytes = peewee.BigIntegerField(null=True)
+    kernel_version = text(128)
+    taints = peewee.TextField(default="[]")  # JSON list of {key, value, effect}
     created_at = created()
     updated_at = created()
 

@@ -27,6 +27,7 @@ def test_every_section_is_a_key_of_the_root() -> None:
         "jobs",
         "kube",
         "controller",
+        "metrics",
     }
 
 
