@@ -404,7 +404,9 @@ def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
         config = Config(
             database=DatabaseConfig(url=empty_database_url),
             server=ServerConfig(host="127.0.0.1", port=0),
-            jobs=JobsConfig(grpc_host="127.0.0.1", grpc_port=port, token_file=token_file),
+            jobs=JobsConfig(
+                grpc_host="127.0.0.1", grpc_port=port, token_file=token_file, watch_cluster="off"
+            ),
         )
         process = Process(
             "jobs", server=config.server, service=config.service, handle_signals=False

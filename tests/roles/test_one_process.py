@@ -116,7 +116,8 @@ def test_three_roles_share_one_process_and_one_port(
     process = _start(path)
     try:
         ready = _wait_ready(process, port)
-        assert set(ready["checks"]) == {"database", "watches", "collection", "static_facts"}  # type: ignore[call-overload]
+        checks = set(ready["checks"])  # type: ignore[call-overload]
+        assert checks == {"database", "watches", "cluster_caches", "collection", "static_facts"}
         deadline = time.monotonic() + 20
         text = ""
         while time.monotonic() < deadline and "lens_controller_leader 1.0" not in text:

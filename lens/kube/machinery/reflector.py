@@ -33,6 +33,7 @@ from lens.kube.machinery import apierrors, resources
 from lens.kube.machinery.cache import Change, ChangeType, ObjectCache, resource_version_of
 from lens.runtime import errors
 from lens.runtime.backoff import Backoff
+from lens.runtime.config import KubeConfig
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,16 @@ class WatchSettings:
     stall_seconds: float = 90.0  # no event and no bookmark for this long: the stream is dead
     connect_timeout_seconds: float = 10.0
     relist_after_errors: int = 3
+
+
+def watch_settings(kube: KubeConfig) -> WatchSettings:
+    """The watch settings the `kube` config section asks for."""
+    return WatchSettings(
+        page_size=kube.page_size,
+        watch_timeout_seconds=kube.watch_timeout_seconds,
+        stall_seconds=kube.stall_seconds,
+        connect_timeout_seconds=min(10.0, kube.request_timeout_seconds),
+    )
 
 
 @dataclasses.dataclass(slots=True)

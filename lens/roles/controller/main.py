@@ -18,27 +18,18 @@ import peewee
 from lens.kube.kubelet.targets import KubeletTargets
 from lens.kube.machinery import clients
 from lens.kube.machinery.leader import LeaderElector, LeaseSettings
-from lens.kube.machinery.reflector import WatchSettings
+from lens.kube.machinery.reflector import watch_settings
 from lens.kube.workloads.clustersync import ClusterSync
 from lens.kube.workloads.syncmetrics import LEADER_GAUGE, SyncMetrics
 from lens.roles.controller.clusters import ClusterSecret
 from lens.roles.controller.fleet import ClusterTarget, Fleet
-from lens.runtime.config import Config, KubeConfig
+from lens.runtime.config import Config
 from lens.runtime.launcher import Role
 from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.store import shared
 
 log = logging.getLogger(__name__)
-
-
-def watch_settings(kube: KubeConfig) -> WatchSettings:
-    return WatchSettings(
-        page_size=kube.page_size,
-        watch_timeout_seconds=kube.watch_timeout_seconds,
-        stall_seconds=kube.stall_seconds,
-        connect_timeout_seconds=min(10.0, kube.request_timeout_seconds),
-    )
 
 
 class Watching:

@@ -17,7 +17,18 @@ from lens.containers.server import serving
 from lens.containers.server.receiving import EventReceiver, ReceiverMetrics
 from lens.containers.server.recording import EventRecorder
 from lens.containers.server.serving import TokenCheck
-from lens.roles.jobs import consumers, gpuhours, idling, leading, reporting, retention
+from lens.roles.jobs import (
+    allocation,
+    cluster,
+    consumers,
+    gpuhours,
+    idling,
+    leading,
+    nodeinfo,
+    reporting,
+    retention,
+    workloadstatus,
+)
 from lens.runtime import grpcserver, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role
@@ -45,14 +56,19 @@ def build(
     config: Config, process: Process, *, api: kubernetes.client.ApiClient | None = None
 ) -> Jobs:
     """Add the event server to `process`: database opened (and migrated unless told not to),
-    server not started. `api`: the Kubernetes API for the jobs Lease (default: per
-    config.kube, when jobs.lease is set)."""
+    server not started. `api`: the Kubernetes API for the jobs Lease and the cluster's watch
+    caches (default: per config.kube, when jobs.lease or jobs.watch_cluster asks for it)."""
     db = shared.shared_database(config.database, process)
     leads = leading.add(config, process, api=api)
     retention.add(config.jobs, process, leading=leads)
     idling.add(config, process, db, leading=leads)
     consumers.add(config, process, db, leading=leads)
     gpuhours.add(config, process, db, leading=leads)
+    caches = cluster.add(config, process, api=api)
+    if caches is not None:
+        allocation.add(config, process, caches, leading=leads)
+        nodeinfo.add(config, process, caches, db, leading=leads)
+        workloadstatus.add(config, process, caches, db, leading=leads)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
         metrics=ReceiverMetrics(process.metrics),

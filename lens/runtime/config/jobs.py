@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 from lens.runtime.config.kube import check_object_ref
 from lens.runtime.settings import setting
@@ -183,6 +184,12 @@ class JobsConfig:
         "Days the daily GPU-hours are kept (gpu_hours_daily); 0: forever.",
         minimum=0.0,
         maximum=36500.0,
+    )
+    watch_cluster: Literal["auto", "on", "off"] = setting(
+        "auto",
+        "Whether the jobs reading the Kubernetes API run (allocation, node info, workload "
+        "status, storage scan; the cluster is watched, never polled): on, off, or auto (on when "
+        "the kube section finds an API, else one log line says they do not run).",
     )
     allocation_interval_seconds: float = setting(
         30.0,

@@ -7,6 +7,7 @@ from a test fixture or with `lens sim kube --port PORT`.
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import random
@@ -67,6 +68,20 @@ class KubeApiServer:
         self._http = _HttpServer((host, port), _handler_class(self))
         self._http.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self._requests: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._requests_lock = threading.Lock()
+
+    def count_request(self, method: str, path: str, query: str) -> None:
+        watching = method == "GET" and "watch=" in query and "watch=0" not in query
+        verb = "WATCH" if watching else method
+        with self._requests_lock:
+            self._requests[(verb, path)] += 1
+
+    def requests(self) -> collections.Counter[tuple[str, str]]:
+        """The requests served so far by (method, path), WATCH for a GET that watches: what a
+        client under test asked of the API (benchmarks count them, RBAC tests check them)."""
+        with self._requests_lock:
+            return collections.Counter(self._requests)
 
     @property
     def url(self) -> str:
@@ -178,6 +193,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        self.sim.count_request(method, parts.path, parts.query)
         try:
             if not self.sim.authorized(self.headers.get("Authorization")):
                 raise ApiError(401, "Unauthorized", "Unauthorized")

@@ -56,6 +56,7 @@ class Pipeline:
                 "LENS_JOBS__GRPC_HOST": "127.0.0.1",
                 "LENS_JOBS__GRPC_PORT": str(grpc_port),
                 "LENS_SERVER__PORT": str(jobs_http),
+                "LENS_JOBS__WATCH_CLUSTER": "off",
             },
             tmp / "jobs.log",
         )

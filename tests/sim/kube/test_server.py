@@ -240,3 +240,14 @@ def test_a_token_is_required_when_configured(tmp_path: Path) -> None:
             n.metadata.name for n in kubernetes.client.CoreV1Api(loaded).list_namespace().items
         } >= {"default", "kube-system"}
         loaded.close()
+
+
+def test_requests_are_counted_by_method_and_path_with_watches_apart(
+    kube: KubeApiServer, core: kubernetes.client.CoreV1Api
+) -> None:
+    core.list_node()
+    core.list_node()
+    core.list_node(watch=True, timeout_seconds=1, _preload_content=False).release_conn()
+    seen = kube.requests()
+    assert seen[("GET", "/api/v1/nodes")] == 2
+    assert seen[("WATCH", "/api/v1/nodes")] == 1
