@@ -185,7 +185,9 @@ def _lens_jobs(url: str) -> Iterator[str]:
     config = Config(
         database=DatabaseConfig(url=url),
         server=ServerConfig(host="127.0.0.1", port=0),
-        jobs=JobsConfig(grpc_host="127.0.0.1", grpc_port=0, watch_cluster="off"),
+        jobs=JobsConfig(
+            grpc_host="127.0.0.1", grpc_port=0, watch_cluster="off", daily_report_time=""
+        ),
     )
     process = Process("jobs", server=config.server, service=config.service, handle_signals=False)
     jobs = jobs_main.build(config, process)

@@ -405,7 +405,11 @@ def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
             database=DatabaseConfig(url=empty_database_url),
             server=ServerConfig(host="127.0.0.1", port=0),
             jobs=JobsConfig(
-                grpc_host="127.0.0.1", grpc_port=port, token_file=token_file, watch_cluster="off"
+                grpc_host="127.0.0.1",
+                grpc_port=port,
+                token_file=token_file,
+                watch_cluster="off",
+                daily_report_time="",
             ),
         )
         process = Process(

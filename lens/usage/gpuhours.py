@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import math
 from collections import defaultdict
 
 import peewee
 
-from lens.store import database, models
+from lens.store import database, models, upserting
 from lens.usage import workloads
 
 DAY = datetime.timedelta(days=1)
@@ -102,30 +103,78 @@ def day_hours(
 
 
 def save_day(cluster: str, day: datetime.date, groups: list[GroupHours]) -> int:
-    """Replace the stored GPU-hours of `day` with `groups`, in one transaction."""
+    """Make the stored GPU-hours of `day` equal `groups`, in one transaction, writing only the
+    rows that changed (a day summed again with nothing new writes nothing); returns how many
+    rows were inserted, updated or deleted."""
     table = models.GpuHoursDaily
     start = datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
-    now = datetime.datetime.now(datetime.UTC)
-    rows = [
-        {
-            "cluster": cluster,
-            "day": start,
-            "group_kind": g.kind,
-            "group_key": g.key,
-            "group_value": g.value,
-            "gpu_model": g.gpu_model,
-            "held_gpu_hours": g.held_hours,
-            "used_gpu_hours": g.used_hours,
-            "measured_gpu_hours": g.measured_hours,
-            "updated_at": now,
-        }
-        for g in groups
-    ]
     with table._meta.database.atomic():
-        table.delete().where((table.cluster == cluster) & (table.day == start)).execute()
-        for batch in peewee.chunked(rows, 500):
-            table.insert_many(batch).execute()
-    return len(rows)
+        stored = _stored_day(cluster, start)
+        wanted = {(g.kind, g.key, g.value, g.gpu_model): g for g in groups}
+        changed = [g for k, g in wanted.items() if not _same(stored.get(k), g)]
+        gone = [k for k in stored if k not in wanted]
+        for kind, key, value, model in gone:
+            table.delete().where(
+                (table.cluster == cluster)
+                & (table.day == start)
+                & (table.group_kind == kind)
+                & (table.group_key == key)
+                & (table.group_value == value)
+                & (table.gpu_model == model)
+            ).execute()
+        upserting.upsert(table, [_row(cluster, start, g) for g in changed])
+    return len(changed) + len(gone)
+
+
+_Figures = tuple[float, float, float]
+
+
+def _stored_day(
+    cluster: str, start: datetime.datetime
+) -> dict[tuple[str, str, str, str], _Figures]:
+    table = models.GpuHoursDaily
+    query = (
+        table.select(
+            table.group_kind,
+            table.group_key,
+            table.group_value,
+            table.gpu_model,
+            table.held_gpu_hours,
+            table.used_gpu_hours,
+            table.measured_gpu_hours,
+        )
+        .where((table.cluster == cluster) & (table.day == start))
+        .tuples()
+    )
+    return {
+        (kind, key, value, model): (held, used, measured)
+        for kind, key, value, model, held, used, measured in database.tuple_rows(query)
+    }
+
+
+def _same(stored: _Figures | None, group: GroupHours) -> bool:
+    """Equal up to the last bits a sum in another order may change."""
+    if stored is None:
+        return False
+    fresh = (group.held_hours, group.used_hours, group.measured_hours)
+    return all(
+        math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(stored, fresh, strict=True)
+    )
+
+
+def _row(cluster: str, start: datetime.datetime, group: GroupHours) -> upserting.Row:
+    return {
+        "cluster": cluster,
+        "day": start,
+        "group_kind": group.kind,
+        "group_key": group.key,
+        "group_value": group.value,
+        "gpu_model": group.gpu_model,
+        "held_gpu_hours": group.held_hours,
+        "used_gpu_hours": group.used_hours,
+        "measured_gpu_hours": group.measured_hours,
+        "updated_at": datetime.datetime.now(datetime.UTC),
+    }
 
 
 def gpu_models(cluster: str) -> dict[tuple[str, str], str]:

@@ -115,9 +115,13 @@ def test_a_day_is_replaced_whole(db: peewee.Database) -> None:
         )
         for ns in ("ml", "dev")
     ]
-    gpuhours.save_day(CLUSTER, DAY, second)
+    assert gpuhours.save_day(CLUSTER, DAY, second) == 2
     rows = {r.group_value: r.held_gpu_hours for r in models.GpuHoursDaily.select()}
     assert rows == {"ml": 2.0, "dev": 2.0}
+    assert gpuhours.save_day(CLUSTER, DAY, second) == 0  # summed again, nothing new: no write
+    assert gpuhours.save_day(CLUSTER, DAY, second[:1]) == 1  # a group gone is deleted
+    assert {r.group_value for r in models.GpuHoursDaily.select()} == {second[0].value}
+    gpuhours.save_day(CLUSTER, DAY, second)
     (day,) = {r.day for r in models.GpuHoursDaily.select()}
     assert day == MIDNIGHT
     assert pytest.approx(sum(rows.values())) == 4.0

@@ -1,6 +1,7 @@
 """`lens jobs`' GPU-hours per day: the leader sums today's and yesterday's GPU-hours per
 namespace, top-level workload and team (lens/usage/gpuhours.py) into gpu_hours_daily, each day
-replaced whole, so hours rolled up late are counted at the next run."""
+brought up to date (only the rows that changed are written), so hours rolled up late are counted
+at the next run."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from lens.roles.jobs import (
     allocation,
     cluster,
     consumers,
+    dailyreport,
     gpuhours,
     idling,
     leading,
@@ -64,6 +65,7 @@ def build(
     idling.add(config, process, db, leading=leads)
     consumers.add(config, process, db, leading=leads)
     gpuhours.add(config, process, db, leading=leads)
+    dailyreport.add(config, process, db, leading=leads)
     caches = cluster.add(config, process, api=api)
     if caches is not None:
         allocation.add(config, process, caches, leading=leads)

@@ -58,6 +58,7 @@ def replicas(
                     lease_duration_seconds=1.5,
                     identity=identity,
                     reports_rollup_interval_seconds=1.0,
+                    daily_report_time="",
                 ),
             )
             process = Process(

@@ -57,6 +57,7 @@ class Pipeline:
                 "LENS_JOBS__GRPC_PORT": str(grpc_port),
                 "LENS_SERVER__PORT": str(jobs_http),
                 "LENS_JOBS__WATCH_CLUSTER": "off",
+                "LENS_JOBS__DAILY_REPORT_TIME": "",
             },
             tmp / "jobs.log",
         )
