@@ -92,7 +92,7 @@ class Liveness:
         settled_before = self._now() - self._grace
         gone = {p.uid for p in open_pods if cached(p.uid) is None and p.created_at < settled_before}
         if gone:
-            self._recorder.close_missing({p.uid for p in open_pods} - gone)
+            self._recorder.close(gone)
         return gone
 
     def _end_workloads(

@@ -70,21 +70,36 @@ class GpuPodRecorder:
                 (table.cluster == self._cluster) & (table.deleted == False)  # noqa: E712  # SQL
             )
             gone = [str(row.uid) for row in live if row.uid not in present]
-            now = self._now()
-            for start in range(0, len(gone), 500):
-                chunk = gone[start : start + 500]
-                table.update(deleted=True, running=False, updated_at=now).where(
-                    (table.cluster == self._cluster) & table.uid.in_(chunk)
-                ).execute()
-                resource = models.PodResource
-                resource.update(end_at=now).where(
-                    (resource.cluster == self._cluster)
-                    & resource.uid.in_(chunk)
-                    & resource.end_at.is_null()
-                ).execute()
+            self._close(gone)
             return len(gone)
 
         return database.idempotent_transaction(self._db, close)
+
+    def close(self, uids: Collection[str]) -> int:
+        """Mark deleted exactly the GPU pods `uids` (those still open); returns how many."""
+        return database.idempotent_transaction(self._db, lambda: self._close(sorted(uids)))
+
+    def _close(self, gone: Sequence[str]) -> int:
+        table, resource = models.GpuPod, models.PodResource
+        now = self._now()
+        closed = 0
+        for start in range(0, len(gone), 500):
+            chunk = gone[start : start + 500]
+            closed += (
+                table.update(deleted=True, running=False, updated_at=now)
+                .where(
+                    (table.cluster == self._cluster)
+                    & table.uid.in_(chunk)
+                    & (table.deleted == False)  # noqa: E712  # SQL
+                )
+                .execute()
+            )
+            resource.update(end_at=now).where(
+                (resource.cluster == self._cluster)
+                & resource.uid.in_(chunk)
+                & resource.end_at.is_null()
+            ).execute()
+        return int(closed)
 
     def _write(self, changes: Sequence[Change]) -> Recorded:
         now = self._now()

@@ -5,7 +5,9 @@ and shows the GPUs idle now as gauges.
 Minutes are read LAG after their end, so that those of every agent have arrived; a minute
 arriving later still is not looked at again. A run after a pause (this replica just became
 leader, or runs were missed) starts afresh: it carries on the intervals stored as open and reads
-one window back to find the stretches under way.
+one window back to find the stretches under way. A run reads at most CATCH_UP of minutes, so a
+new leader's look back (30 minutes of every GPU by default) is worked off over a few runs, each
+a bounded cost, instead of in one long one.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from lens.usage.idle import MINUTE, Holding, IdleInterval, IdleTracker
 log = logging.getLogger(__name__)
 
 LAG = 2 * MINUTE
+CATCH_UP = 4 * MINUTE  # at most this much read per run: 8,000 GPUs' worth is about 0.5 s of CPU
 
 
 class IdleGauges:
@@ -70,14 +73,21 @@ class IdleGpus:
         self._gauges = gauges
         self._tracker: IdleTracker | None = None
         self._through: datetime.datetime | None = None
+        self._behind = False  # the last run stopped short of the minutes due: carry on from it
+
+    @property
+    def caught_up(self) -> bool:
+        """The last run read every minute due (it was not cut at CATCH_UP)."""
+        return not self._behind
 
     def run(self) -> None:
         now = datetime.datetime.fromtimestamp(self._clock.time(), datetime.UTC)
-        until = idlestore.minute_floor(now) - LAG
+        due = idlestore.minute_floor(now) - LAG
         with database.session(self._db):
-            tracker, since, skip = self._tracker_from(until)
-            if since >= until:
+            tracker, since, skip = self._tracker_from(due)
+            if since >= due:
                 return
+            until = min(due, since + CATCH_UP)
             minutes = [
                 m
                 for m in idlestore.held_minutes(self._cluster, since=since, until=until)
@@ -87,7 +97,7 @@ class IdleGpus:
             pods = {i.holding.pod_uid for i in changed}
             tops = workloads.top_workloads(self._cluster, pods) if pods else {}
             idlestore.save(self._cluster, changed, tops)
-        self._tracker, self._through = tracker, until
+        self._tracker, self._through, self._behind = tracker, until, until < due
         self._gauges.show(tracker.open_intervals())
         if changed:
             log.info(
@@ -106,7 +116,7 @@ class IdleGpus:
         if (
             self._tracker is not None
             and self._through is not None
-            and until - self._through <= self._pause
+            and (self._behind or until - self._through <= self._pause)
         ):
             return self._tracker, self._through, {}
         tracker = IdleTracker(floor=self._floor, window_minutes=self._window)

@@ -82,14 +82,17 @@ class KubeletServer:
         with self._lock:
             return header == f"Bearer {self._token}"
 
-    def start(self) -> KubeletServer:
+    def start(self, *, pod_resources: bool = True) -> KubeletServer:
+        """Serve HTTPS, and the pod-resources socket unless told not to (a benchmark running a
+        kubelet per node of a large cluster needs only /pods)."""
         if self._thread is not None:
             return self  # already serving
         self._thread = threading.Thread(
             target=self._http.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
         )
         self._thread.start()
-        self._grpc = podresources.serve(self.socket_path, self.pods, self.allocator)
+        if pod_resources:
+            self._grpc = podresources.serve(self.socket_path, self.pods, self.allocator)
         return self
 
     def stop(self) -> None:

@@ -138,3 +138,17 @@ def test_deletions_seen_and_missed_and_pods_without_gpus(db: peewee.Database) ->
     ends = {r.uid: r.end_at for r in models.PodResource.select()}
     assert ends == {"seen": NOW, "missed": NOW}
     assert recorder.close_missing(set()) == 0, "already closed"
+
+
+def test_closing_named_pods_closes_exactly_those_still_open(db: peewee.Database) -> None:
+    recorder = _recorder(db)
+    recorder.record(
+        [
+            Change(type=ChangeType.ADDED, object=_pod(uid, 1, phase="Running"), old=None)
+            for uid in ("a", "b", "c")
+        ]
+    )
+    assert recorder.close({"a", "b"}) == 2
+    assert recorder.close({"a", "nobody"}) == 0  # already closed, or never stored
+    open_pods = {p.uid for p in models.GpuPod.select() if not p.deleted}
+    assert open_pods == {"c"}  # a pod stored meanwhile is never swept up with them

@@ -22,11 +22,11 @@ def _at(minute: int) -> datetime.datetime:
 
 
 class Job:
-    def __init__(self, db: peewee.Database, clock: FakeClock) -> None:
+    def __init__(self, db: peewee.Database, clock: FakeClock, *, window: int = WINDOW) -> None:
         self.metrics = SelfMetrics(process=False)
         config = Config(
             cluster=ClusterConfig(name=CLUSTER),
-            jobs=JobsConfig(idle_window_minutes=WINDOW, idle_interval_seconds=60),
+            jobs=JobsConfig(idle_window_minutes=window, idle_interval_seconds=60),
         )
         self.body = IdleGpus(config, db=db, clock=clock, gauges=IdleGauges(self.metrics))
 
@@ -84,3 +84,20 @@ def test_a_new_leader_carries_on_an_open_interval_without_starting_another(
     assert _rows() == [(_at(0), _at(7), 7, True)]
     _run_at(successor, usage_clock, 11)  # minutes 7 and 8: none held since minute 8
     assert _rows() == [(_at(0), _at(8), 8, False)]
+
+
+def test_a_long_look_back_is_worked_off_over_several_bounded_runs(
+    db: peewee.Database, held: Minutes, usage_clock: FakeClock
+) -> None:
+    held.held(0, [0.0] * 16)
+    job = Job(db, usage_clock, window=10)
+    _run_at(job, usage_clock, 18)  # due: minutes up to 16; one window back is minute 6
+    assert _rows() == []  # minutes 6-9 read: no more than CATCH_UP a run
+    assert not job.body.caught_up
+    job.body.run()  # minutes 10-13, at the same moment
+    assert _rows() == []
+    job.body.run()  # minutes 14 and 15: ten minutes under the floor
+    assert _rows() == [(_at(6), _at(16), 10, True)]
+    assert job.body.caught_up
+    job.body.run()  # caught up: nothing more to read
+    assert _rows() == [(_at(6), _at(16), 10, True)]

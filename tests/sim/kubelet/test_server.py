@@ -6,12 +6,14 @@ import json
 import socket
 import ssl
 import urllib.request
+from pathlib import Path
 from urllib.error import HTTPError
 
 import grpc
 import pytest
 
 from lens.proto._generated.podresources.v1 import api_pb2, api_pb2_grpc
+from lens.sim.kubelet.server import KubeletServer
 
 from .conftest import Node
 
@@ -129,3 +131,20 @@ def test_devices_return_when_a_pod_finishes_and_get_finds_one_pod(node: Node) ->
         with pytest.raises(grpc.RpcError) as missing:
             lister.Get(api_pb2.GetPodResourcesRequest(pod_name="first", pod_namespace="default"))
         assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_kubelet_may_serve_pods_without_its_pod_resources_socket(
+    node: Node, tmp_path: Path
+) -> None:
+    bare = KubeletServer(node.kube.store, "gpu-node-1", directory=tmp_path / "bare")
+    bare.start(pod_resources=False)
+    try:
+        context = ssl.create_default_context(cafile=str(bare.cert.ca_file))
+        request = urllib.request.Request(
+            bare.url + "/pods", headers={"Authorization": "Bearer sim-kubelet-token"}
+        )
+        with urllib.request.urlopen(request, context=context, timeout=5) as response:
+            assert json.loads(response.read())["kind"] == "PodList"
+        assert not bare.socket_path.exists()
+    finally:
+        bare.stop()
