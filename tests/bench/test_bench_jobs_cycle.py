@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow_timeout
+def test_the_jobs_benchmark_prints_each_jobs_cycle_both_ways_and_the_budgets() -> None:
+    command = [sys.executable, "-m", "bench", "jobs_cycle", "--preset", "small", "--cycles", "2"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["benchmark"] == "jobs_cycle" and figures["nodes"] == 2
+    lens = figures["lens"]
+    assert set(lens) == {
+        "allocation",
+        "node-info",
+        "workload-status",
+        "consumers",
+        "gpu-hours",
+        "idle-gpus",
+    }
+    for job in lens.values():
+        assert job["requests_per_cycle"] == 0 and job["rows_written_unchanged"] == 0
+        assert 0 < job["cpu_seconds_median"] <= job["cpu_seconds_max"]
+    assert lens["node-info"]["first_cycle"]["rows"] == 2  # a row per GPU node, then none
+    original = figures["original"]
+    assert original["allocation"]["requests"] == 1 + 2  # the node list and a kubelet per node
+    assert original["node-info"]["rows"] == 2
+    assert figures["original_requests_per_cycle_of_all"] > 0
+    assert figures["budgets"]["unchanged_rows_ok"] is True
