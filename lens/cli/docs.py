@@ -14,7 +14,15 @@ def docs_metrics() -> None:
     from lens.containers.server import receiving
     from lens.kube.workloads import syncmetrics
     from lens.reports.storing.recording import RecordingMetrics
-    from lens.roles.jobs import allocation, consumers, idling, leading, retention
+    from lens.roles.jobs import (
+        allocation,
+        consumers,
+        idling,
+        leading,
+        multistorage,
+        retention,
+        storagescan,
+    )
     from lens.roles.node_agent import collectors
     from lens.roles.node_agent.reporting import ReportMetrics
     from lens.runtime import config, metricsdoc
@@ -36,6 +44,8 @@ def docs_metrics() -> None:
     idling.IdleGauges(jobs_events)
     consumers.ConsumerGauges(jobs_events)
     allocation.AllocationGauges(jobs_events)
+    storagescan.StorageGauges(jobs_events)
+    multistorage.MultiStorageGauges(jobs_events)
     syncmetrics.SyncMetrics(controller)
     controller.gauge(*syncmetrics.LEADER_GAUGE)
     sections = [
@@ -43,7 +53,7 @@ def docs_metrics() -> None:
         *collectors.metric_docs(),
         ("Node agent: container events and device reports", agent_events.declared),
         (
-            "Jobs: event server, device reports, leadership, retention, idle GPUs, allocation",
+            "Jobs: event server, device reports and periodic jobs",
             jobs_events.declared,
         ),
         ("Controller", controller.declared),

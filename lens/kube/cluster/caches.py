@@ -20,6 +20,7 @@ class ClusterCaches:
     name = "cluster-caches"
 
     def __init__(self, api: kubernetes.client.ApiClient, *, watch: WatchSettings) -> None:
+        self.api = api  # the cluster's API, for the jobs that also call it (the storage scan)
         self._changed = threading.Event()
         self.nodes = Reflector(
             name="jobs-nodes",

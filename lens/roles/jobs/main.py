@@ -25,9 +25,11 @@ from lens.roles.jobs import (
     gpuhours,
     idling,
     leading,
+    multistorage,
     nodeinfo,
     reporting,
     retention,
+    storagescan,
     workloadstatus,
 )
 from lens.runtime import grpcserver, tokenfile
@@ -71,6 +73,8 @@ def build(
         allocation.add(config, process, caches, leading=leads)
         nodeinfo.add(config, process, caches, db, leading=leads)
         workloadstatus.add(config, process, caches, db, leading=leads)
+        storagescan.add(config, process, db, api=caches.api, leading=leads)
+        multistorage.add(config, process, api=caches.api, leading=leads)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
         metrics=ReceiverMetrics(process.metrics),
@@ -96,6 +100,6 @@ def build(
 ROLE = Role(
     name="jobs",
     starting="jobs starting",
-    sections=("cluster", "server", "jobs", "kube"),
+    sections=("cluster", "server", "jobs", "kube", "controller", "metrics"),
     build=build,
 )
