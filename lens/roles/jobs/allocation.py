@@ -10,8 +10,8 @@ from lens.kube.cluster import nodefacts
 from lens.kube.cluster.allocation import ClusterAllocation, allocation
 from lens.kube.cluster.caches import ClusterCaches
 from lens.kube.cluster.nodefacts import NodeFacts
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
 
@@ -79,12 +79,11 @@ def add(
     config: Config, process: Process, caches: ClusterCaches, *, leading: Callable[[], bool]
 ) -> Allocation:
     body = Allocation(config, caches, AllocationGauges(process.metrics))
-    process.add_loop(
-        Loop(
-            name="allocation",
-            interval_seconds=config.jobs.allocation_interval_seconds,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="allocation",
+        interval_seconds=config.jobs.allocation_interval_seconds,
+        run=body.run,
+        leading=leading,
     )
     return body

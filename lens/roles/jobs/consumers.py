@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import peewee
 
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database
@@ -75,12 +75,11 @@ def add(
 ) -> Consumers:
     """The consumers loop, run by the leader only."""
     body = Consumers(config, db=db, clock=process.clock, gauges=ConsumerGauges(process.metrics))
-    process.add_loop(
-        Loop(
-            name="consumers",
-            interval_seconds=config.jobs.consumers_interval_seconds,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="consumers",
+        interval_seconds=config.jobs.consumers_interval_seconds,
+        run=body.run,
+        leading=leading,
     )
     return body

@@ -20,9 +20,9 @@ from pathlib import Path
 import peewee
 import schedule
 
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.store import database
 from lens.usage import dailyreport, gpuhours
@@ -135,12 +135,11 @@ def add(
     if not config.jobs.daily_report_time:
         return None
     body = DailyReport(config, db=db, clock=process.clock)
-    process.add_loop(
-        Loop(
-            name="daily-report",
-            interval_seconds=PENDING_CHECK_SECONDS,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="daily-report",
+        interval_seconds=PENDING_CHECK_SECONDS,
+        run=body.run,
+        leading=leading,
     )
     return body

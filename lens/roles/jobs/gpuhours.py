@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import peewee
 
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.store import database
 from lens.usage import gpuhours
@@ -48,12 +48,11 @@ def add(
 ) -> DailyGpuHours:
     """The GPU-hours loop, run by the leader only."""
     body = DailyGpuHours(config, db=db, clock=process.clock)
-    process.add_loop(
-        Loop(
-            name="gpu-hours",
-            interval_seconds=config.jobs.gpu_hours_interval_seconds,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="gpu-hours",
+        interval_seconds=config.jobs.gpu_hours_interval_seconds,
+        run=body.run,
+        leading=leading,
     )
     return body

@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import peewee
 
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database
@@ -132,13 +132,12 @@ def add(
 ) -> IdleGpus:
     """The idle GPUs loop, run by the leader only."""
     body = IdleGpus(config, db=db, clock=process.clock, gauges=IdleGauges(process.metrics))
-    process.add_loop(
-        Loop(
-            name="idle-gpus",
-            interval_seconds=config.jobs.idle_interval_seconds,
-            run=body.run,
-            run_at_start=False,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="idle-gpus",
+        interval_seconds=config.jobs.idle_interval_seconds,
+        run=body.run,
+        run_at_start=False,
+        leading=leading,
     )
     return body

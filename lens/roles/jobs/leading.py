@@ -13,6 +13,7 @@ import kubernetes
 from lens.kube.machinery import clients
 from lens.kube.machinery.leader import LeaderElector, LeaseSettings
 from lens.runtime.config import Config
+from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 
 LEADER_GAUGE = (
@@ -66,3 +67,24 @@ def add(
     process.add_part(leadership)
     process.metrics.gauge(*LEADER_GAUGE).set_function(lambda: float(leadership.leading()))
     return leadership.leading
+
+
+def add_leader_loop(
+    process: Process,
+    *,
+    name: str,
+    interval_seconds: float,
+    run: Callable[[], None],
+    leading: Callable[[], bool],
+    run_at_start: bool = True,
+) -> None:
+    """A periodic job of `process` that runs only while `leading()` (the jobs' Lease)."""
+    process.add_loop(
+        Loop(
+            name=name,
+            interval_seconds=interval_seconds,
+            run=run,
+            run_at_start=run_at_start,
+            when=leading,
+        )
+    )

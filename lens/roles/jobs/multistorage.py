@@ -11,8 +11,8 @@ from collections.abc import Callable
 import kubernetes
 
 from lens.roles.jobs.kubestorage import ClusterClients, KubeSecrets
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.storage.gathering import Gathering, GatherOutcome
@@ -69,12 +69,11 @@ def add(
     )
     clusters = ClusterClients(api, home=home, clusters_secret=config.controller.clusters_secret)
     body = MultiStorage(gathering, clusters=clusters, gauges=MultiStorageGauges(process.metrics))
-    process.add_loop(
-        Loop(
-            name="multi-storage",
-            interval_seconds=config.jobs.multi_storage_interval_seconds,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="multi-storage",
+        interval_seconds=config.jobs.multi_storage_interval_seconds,
+        run=body.run,
+        leading=leading,
     )
     return body

@@ -12,9 +12,9 @@ import peewee
 from lens.kube.cluster.caches import ClusterCaches
 from lens.kube.cluster.noderows import NodeRows, node_row
 from lens.roles.jobs.allocation import cluster_allocation, node_facts
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.store import database
 from lens.usage import nodes
@@ -72,12 +72,11 @@ def add(
     leading: Callable[[], bool],
 ) -> NodeInfo:
     body = NodeInfo(config, caches, db=db, clock=process.clock)
-    process.add_loop(
-        Loop(
-            name="node-info",
-            interval_seconds=config.jobs.node_info_interval_seconds,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="node-info",
+        interval_seconds=config.jobs.node_info_interval_seconds,
+        run=body.run,
+        leading=leading,
     )
     return body

@@ -15,6 +15,7 @@ from lens.reports.storing import hours, partitions, retention
 from lens.reports.storing.devices import DeviceStore
 from lens.reports.storing.minutes import MinuteStore
 from lens.reports.storing.recording import RecordingMetrics, ReportRecorder
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.config import Config
 from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
@@ -76,23 +77,21 @@ def add(
             run=upkeep.make_partitions,
         )
     )
-    process.add_loop(
-        Loop(
-            name="report-rollup",
-            interval_seconds=config.jobs.reports_rollup_interval_seconds,
-            run=upkeep.roll_up,
-            run_at_start=False,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="report-rollup",
+        interval_seconds=config.jobs.reports_rollup_interval_seconds,
+        run=upkeep.roll_up,
+        run_at_start=False,
+        leading=leading,
     )
-    process.add_loop(
-        Loop(
-            name="report-retention",
-            interval_seconds=config.jobs.reports_retention_interval_seconds,
-            run=upkeep.trim,
-            run_at_start=False,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="report-retention",
+        interval_seconds=config.jobs.reports_retention_interval_seconds,
+        run=upkeep.trim,
+        run_at_start=False,
+        leading=leading,
     )
     return ReportRecorder(
         minutes=upkeep.minutes,

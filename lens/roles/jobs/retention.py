@@ -14,9 +14,9 @@ import datetime
 import logging
 from collections.abc import Callable
 
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import JobsConfig
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import models, retention
@@ -87,13 +87,12 @@ class TableRetention:
 def add(jobs: JobsConfig, process: Process, *, leading: Callable[[], bool]) -> TableRetention:
     """The retention loop, run by the leader only."""
     body = TableRetention(policies(jobs), clock=process.clock, metrics=process.metrics)
-    process.add_loop(
-        Loop(
-            name="retention",
-            interval_seconds=jobs.retention_interval_seconds,
-            run=body.run,
-            run_at_start=False,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="retention",
+        interval_seconds=jobs.retention_interval_seconds,
+        run=body.run,
+        run_at_start=False,
+        leading=leading,
     )
     return body

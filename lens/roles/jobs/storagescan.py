@@ -12,8 +12,8 @@ import kubernetes
 import peewee
 
 from lens.roles.jobs import kubestorage
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.storage import classes, usage
@@ -87,12 +87,11 @@ def add(
         rows=StorageRows(db, cluster=config.cluster.name, wall_time=wall_time),
     )
     body = StorageScanning(scan, StorageGauges(process.metrics))
-    process.add_loop(
-        Loop(
-            name="storage-scan",
-            interval_seconds=config.jobs.storage_scan_interval_seconds,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="storage-scan",
+        interval_seconds=config.jobs.storage_scan_interval_seconds,
+        run=body.run,
+        leading=leading,
     )
     return body

@@ -13,9 +13,9 @@ from lens.kube.cluster.caches import ClusterCaches
 from lens.kube.cluster.liveness import Liveness, Settled
 from lens.kube.kubelet import nodes
 from lens.kube.workloads.podrecording import GpuPodRecorder
+from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
-from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 
 # A pod the controller stored this long ago is in any watch cache that is not stalled.
@@ -71,12 +71,11 @@ def add(
     leading: Callable[[], bool],
 ) -> WorkloadStatus:
     body = WorkloadStatus(config, caches, db=db, clock=process.clock)
-    process.add_loop(
-        Loop(
-            name="workload-status",
-            interval_seconds=config.jobs.workload_status_interval_seconds,
-            run=body.run,
-            when=leading,
-        )
+    add_leader_loop(
+        process,
+        name="workload-status",
+        interval_seconds=config.jobs.workload_status_interval_seconds,
+        run=body.run,
+        leading=leading,
     )
     return body
