@@ -18,8 +18,6 @@ log = logging.getLogger(__name__)
 
 
 def _api(config: Config) -> kubernetes.client.ApiClient | None:
-    if config.jobs.watch_cluster == "off":
-        return None
     try:
         return clients.connect(config.kube)
     except errors.ConfigError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 
 import kubernetes
 import peewee
@@ -68,13 +69,7 @@ def build(
     consumers.add(config, process, db, leading=leads)
     gpuhours.add(config, process, db, leading=leads)
     dailyreport.add(config, process, db, leading=leads)
-    caches = cluster.add(config, process, api=api)
-    if caches is not None:
-        allocation.add(config, process, caches, leading=leads)
-        nodeinfo.add(config, process, caches, db, leading=leads)
-        workloadstatus.add(config, process, caches, db, leading=leads)
-        storagescan.add(config, process, db, api=caches.api, leading=leads)
-        multistorage.add(config, process, api=caches.api, leading=leads)
+    _add_cluster_jobs(config, process, db, leads, api)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
         metrics=ReceiverMetrics(process.metrics),
@@ -95,6 +90,24 @@ def build(
     process.add_part(server)
     process.tune_for_throughput()
     return Jobs(process=process, grpc=server, db=db)
+
+
+def _add_cluster_jobs(
+    config: Config,
+    process: Process,
+    db: peewee.Database,
+    leads: Callable[[], bool],
+    api: kubernetes.client.ApiClient | None,
+) -> None:
+    """The jobs that read the cluster, on its watch caches, when it is watched."""
+    caches = cluster.add(config, process, api=api)
+    if caches is None:
+        return
+    allocation.add(config, process, caches, leading=leads)
+    nodeinfo.add(config, process, caches, db, leading=leads)
+    workloadstatus.add(config, process, caches, db, leading=leads)
+    storagescan.add(config, process, db, api=caches.api, leading=leads)
+    multistorage.add(config, process, api=caches.api, leading=leads)
 
 
 ROLE = Role(
