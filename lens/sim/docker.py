@@ -333,8 +333,11 @@ class _Handler(BaseHTTPRequestHandler):
                     return None
 
     def _hung_up(self) -> bool:
-        readable, _, _ = select.select([self.connection], [], [], 0)
-        if not readable:
+        # poll, not select: a process with a thousand files open (a replayed cluster's agents)
+        # has descriptors past select()'s limit of 1024.
+        watching = select.poll()
+        watching.register(self.connection, select.POLLIN)
+        if not watching.poll(0):
             return False
         try:
             peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)

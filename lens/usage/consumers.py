@@ -107,6 +107,7 @@ def _utilization(
             (held.cluster == cluster)
             & held.pod_uid.in_(pod_uids)
             & (held.minute >= since)
+            & (gpu.minute >= since)  # implied by the join; bounds the GPU-minutes read too
             & gpu.utilization_mean_ratio.is_null(False)
         )
         .group_by(held.pod_uid)

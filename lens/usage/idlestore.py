@@ -36,6 +36,10 @@ def held_minutes(
             (held.cluster == cluster)
             & (held.minute >= since)
             & (held.minute < until)
+            # Implied by the join; said for the GPU-minutes too, so that only the window's are
+            # read (without it PostgreSQL may scan every GPU-minute of the day for each).
+            & (gpu.minute >= since)
+            & (gpu.minute < until)
             & (held.pod_uid != "")
             & (held.held_seconds > 0)
         )

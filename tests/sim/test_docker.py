@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import tarfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -110,3 +112,29 @@ def test_the_scripted_engine_answers_what_the_test_sets(
         eventually(lambda: engine.subscribers == 0)
     finally:
         engine.stop()
+
+
+def test_an_event_stream_stays_open_in_a_process_with_many_files_open(
+    tmp_path_factory: pytest.TempPathFactory, eventually: Callable[..., None]
+) -> None:
+    """A process hosting many agents has descriptors past select()'s 1024: the engine's check
+    for a client gone must not end a stream whose connection got one of those."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    engine = ScriptedDocker(tmp_path_factory.mktemp("sd") / "docker.sock")
+    engine.start()
+    stream = _Unix(engine.socket)
+    try:
+        stream.request("GET", "/v1.41/events")
+        response = stream.getresponse()
+        eventually(lambda: engine.subscribers == 1)
+        time.sleep(0.3)  # a few of the engine's checks for a client gone
+        engine.send(event_line("die", "c1", time_nano=1795230203_454553106))
+        assert json.loads(response.readline())["Action"] == "die"
+        assert engine.subscribers == 1
+        stream.close()
+        eventually(lambda: engine.subscribers == 0)
+    finally:
+        stream.close()
+        engine.stop()
+        for fd in held:
+            os.close(fd)

@@ -8,6 +8,7 @@ tree.py calls write_static once and write_readings on every update.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from lens.devices import gpumetrics
@@ -15,6 +16,8 @@ from lens.sim.hosts import files
 from lens.sim.hosts.state import GpuIdentity, GpuReading
 
 PCI_ROOT = Path("sys/devices/pci0000:00")
+
+Write = Callable[[Path, str | bytes], None]
 
 
 def pci_dir(root: Path, gpu: GpuIdentity) -> Path:
@@ -108,8 +111,15 @@ def _dpm_levels(levels: list[int], current: float) -> str:
 
 
 def write_readings(
-    root: Path, gpu: GpuIdentity, reading: GpuReading, *, now: float, num_partition: int
+    root: Path,
+    gpu: GpuIdentity,
+    reading: GpuReading,
+    *,
+    now: float,
+    num_partition: int,
+    write: Write = files.write,
 ) -> None:
+    """The GPU's readings, each file through `write` (tree.py may skip those unchanged)."""
     device = pci_dir(root, gpu)
     model = gpu.model
     dynamic = {
@@ -126,20 +136,16 @@ def write_readings(
         "pp_dpm_mclk": _dpm_levels([900, model.mclk_mhz], reading.mclk_mhz).rstrip("\n"),
     }
     for name, value in dynamic.items():
-        files.write(device / name, f"{value}\n")
+        write(device / name, f"{value}\n")
     for block in ("umc", "gfx"):
         count = reading.ecc_correctable if block == "umc" else 0
         uncorrectable = reading.ecc_uncorrectable if block == "umc" else 0
-        files.write(
-            device / "ras" / f"{block}_err_count", f"ue: {uncorrectable}\nce: {count}\nde: 0\n"
-        )
-    _write_hwmon_readings(root, gpu, reading)
-    files.write(
-        device / "gpu_metrics", _metrics(gpu, reading, now=now, num_partition=num_partition)
-    )
+        write(device / "ras" / f"{block}_err_count", f"ue: {uncorrectable}\nce: {count}\nde: 0\n")
+    _write_hwmon_readings(root, gpu, reading, write)
+    write(device / "gpu_metrics", _metrics(gpu, reading, now=now, num_partition=num_partition))
 
 
-def _write_hwmon_readings(root: Path, gpu: GpuIdentity, reading: GpuReading) -> None:
+def _write_hwmon_readings(root: Path, gpu: GpuIdentity, reading: GpuReading, write: Write) -> None:
     hwmon = hwmon_dir(root, gpu)
     values = {
         "temp2_input": int(reading.temp_junction_c * 1000),
@@ -152,7 +158,7 @@ def _write_hwmon_readings(root: Path, gpu: GpuIdentity, reading: GpuReading) -> 
         values["temp1_input"] = int(reading.temp_edge_c * 1000)
         values["in0_input"] = 850
     for name, value in values.items():
-        files.write(hwmon / name, f"{value}\n")
+        write(hwmon / name, f"{value}\n")
 
 
 def _metrics(gpu: GpuIdentity, reading: GpuReading, *, now: float, num_partition: int) -> bytes:

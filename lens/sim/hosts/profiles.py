@@ -1,7 +1,8 @@
 """Load profiles: how busy a simulated GPU or NIC is at a given time, so readings move.
 
 A profile maps a time in seconds to a utilisation in [0, 100]. state.py turns utilisation into
-power, temperatures, clocks, memory and counters; scenarios pick a profile per device.
+power, temperatures, clocks, memory and counters; scenarios pick a profile per device (or, in a
+replayed cluster, per workload: lens/sim/scenario/loads.py).
 """
 
 from __future__ import annotations
@@ -57,6 +58,40 @@ class Training:
     def utilization(self, t: float) -> float:
         within = (t + self.offset) % self.step_seconds
         return self.dip if within < self.dip_seconds else self.busy
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Stepped:
+    """`inner` read once a step and held until the next, in whole percent: a load that changes
+    only at whole minutes (by default), as a replay that reads GPUs once a minute sees exactly."""
+
+    inner: Profile
+    step_seconds: float = 60.0
+
+    def utilization(self, t: float) -> float:
+        start = math.floor(t / self.step_seconds) * self.step_seconds
+        return float(round(max(0.0, min(100.0, self.inner.utilization(start)))))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Phases:
+    """Levels held in turn, `(percent, seconds)` each, over and over from `origin` (the level
+    before `origin` is the first one's): busy stretches between idle ones, say."""
+
+    phases: tuple[tuple[float, float], ...]
+    origin: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.phases or any(seconds <= 0 for _, seconds in self.phases):
+            raise ValueError("phases need at least one (level, seconds) with seconds > 0")
+
+    def utilization(self, t: float) -> float:
+        within = max(0.0, t - self.origin) % sum(seconds for _, seconds in self.phases)
+        for level, seconds in self.phases:
+            if within < seconds:
+                return max(0.0, min(100.0, level))
+            within -= seconds
+        return max(0.0, min(100.0, self.phases[-1][0]))  # rounding at the cycle's very end
 
 
 def pick(index: int, seed: int) -> Profile:

@@ -199,6 +199,11 @@ def _identities(spec: NodeSpec) -> tuple[tuple[GpuIdentity, ...], tuple[NicIdent
     return _gpu_identities(spec, rng), _nic_identities(spec, rng)
 
 
+def gpu_identities(spec: NodeSpec) -> tuple[GpuIdentity, ...]:
+    """The GPUs a node built from `spec` has (the same on every call), without building it."""
+    return _identities(spec)[0]
+
+
 class NodeModel:
     """Identities and current readings of one simulated node."""
 

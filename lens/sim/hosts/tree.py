@@ -41,6 +41,7 @@ class HostTree:
         self._clock = clock or SystemClock()
         self.node = NodeModel(spec, start=self._clock.time(), device_profiles=device_profiles)
         self._faults: dict[str, str] = {}
+        self._written: dict[Path, bytes] = {}  # what update_gpus last wrote to each file
 
     def build(self) -> HostTree:
         if self.spec.vendor == "amd":
@@ -95,6 +96,7 @@ class HostTree:
 
     def update(self) -> None:
         """Advance the readings to now and rewrite every file that changes."""
+        self._written.clear()
         now = self._clock.time()
         self.node.advance(now)
         if self.spec.vendor == "amd":
@@ -105,6 +107,29 @@ class HostTree:
         for nic, port in zip(self.node.nics, self.node.port_readings, strict=True):
             infiniband.write_readings(self.root, nic, port)
         files.write(self.root / tooling.STATE_FILE, json.dumps(self.state(), default=str))
+
+    def update_gpus(self) -> None:
+        """Advance the readings to now and rewrite those of the AMD GPUs' files whose value
+        changed since the last call — the NICs' files and the tools' state stay as last
+        written: for a replayed cluster of many nodes whose agents read only the GPUs."""
+        now = self._clock.time()
+        self.node.advance(now)
+        if self.spec.vendor == "amd":
+            for gpu, reading in zip(self.node.gpus, self.node.gpu_readings, strict=True):
+                amdgpu.write_readings(
+                    self.root,
+                    gpu,
+                    reading,
+                    now=now,
+                    num_partition=len(gpu.partitions) + 1,
+                    write=self._write_changed,
+                )
+
+    def _write_changed(self, path: Path, content: str | bytes) -> None:
+        data = content.encode() if isinstance(content, str) else content
+        if self._written.get(path) != data:
+            files.write(path, content)
+            self._written[path] = data
 
     def state(self) -> dict[str, Any]:
         """Everything the tree shows, as plain data (the tool stand-ins read it)."""
@@ -180,10 +205,12 @@ class HostTree:
 
     def remove(self, relative: str) -> None:
         """Delete a file of the tree, as a driver that hides an attribute does."""
+        self._written.clear()  # update_gpus writes every file again
         (self.root / relative).unlink()
 
     def corrupt(self, relative: str, content: str | bytes) -> None:
         """Make a file say exactly `content`, as a misbehaving driver would."""
+        self._written.clear()  # update_gpus writes every file again
         files.overwrite(self.root / relative, content)
 
     def nvml(self) -> nvml.FakeNvml:

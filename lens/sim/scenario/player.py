@@ -1,10 +1,8 @@
-"""ScenarioPlayer: load a Scenario into the API emulator and replay its timeline.
-
-Acts as the cluster's controllers and kubelets would: creates the owner chains, schedules pods
-on GPUs, moves them Pending -> Running -> Succeeded/Failed, runs CronJobs, marks lost nodes
-NotReady and evicts and replaces their pods. Time comes from the emulator's clock: with a
-FakeClock `run_until()` jumps from event to event (faster than real time); workloads.py does
-the per-kind work. Host trees and kubelets are built for the nodes that ask for them.
+"""ScenarioPlayer: load a Scenario into the API emulator and replay its timeline, as the cluster's
+controllers, scheduler and kubelets would (workloads.py, pods.py), recording what it enacted in
+`truth` (truth.py). With a FakeClock `run_until()` jumps from event to event, faster than real
+time. Host trees and kubelets are built for the nodes that ask for them; their GPUs are as busy as
+the pods holding them make them.
 """
 
 from __future__ import annotations
@@ -18,17 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from lens.runtime.clock import Clock, FakeClock
+from lens.sim.hosts import state
 from lens.sim.hosts.models import MODELS
-from lens.sim.hosts.state import NodeSpec
+from lens.sim.hosts.profiles import Profile
+from lens.sim.hosts.state import GpuIdentity, NodeSpec
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kube.selectors import FieldSelector, LabelSelector
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.kube.status import ApiError
 from lens.sim.kubelet.server import KubeletServer, inventory_from_tree
-from lens.sim.scenario import manifests
+from lens.sim.scenario import kubelets, loads, manifests
+from lens.sim.scenario.pods import Cluster
 from lens.sim.scenario.scheduling import Scheduler
 from lens.sim.scenario.spec import NodeGroup, Scenario
-from lens.sim.scenario.workloads import Cluster, WorkloadRunner
+from lens.sim.scenario.truth import Truth
+from lens.sim.scenario.workloads import WorkloadRunner
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +55,10 @@ class ScenarioPlayer:
         *,
         clock: Clock,
         hosts_dir: Path | None = None,
+        start_time: float | None = None,
     ) -> None:
+        """`start_time`: when the scenario's time 0 is (default: the clock's now); a later one
+        lets a test start what watches the cluster before anything happens in it."""
         self.scenario = scenario
         self.kube = kube
         self._clock = clock
@@ -62,7 +67,7 @@ class ScenarioPlayer:
         self._sequence = itertools.count()
         self._groups: dict[str, NodeGroup] = {}
         self._trees: dict[str, HostTree] = {}
-        self.start_time = clock.time()
+        self.start_time = clock.time() if start_time is None else start_time
         capacity = {}
         for group in scenario.nodes:
             for index in range(group.count):
@@ -70,8 +75,14 @@ class ScenarioPlayer:
                 self._groups[name] = group
                 capacity[name] = group.gpus
         self.scheduler = Scheduler(capacity)
+        self.truth = Truth(capacity, loads.workload_loads(scenario, origin=self.start_time))
         self.cluster = Cluster(
-            kube=kube, scheduler=self.scheduler, clock=clock, schedule=self._schedule
+            kube=kube,
+            scheduler=self.scheduler,
+            clock=clock,
+            schedule=self._schedule,
+            truth=self.truth,
+            start_time=self.start_time,
         )
         self._runner = WorkloadRunner(self.cluster)
 
@@ -143,21 +154,32 @@ class ScenarioPlayer:
 
     # -- nodes' host side ------------------------------------------------------------------
 
+    def node_spec(self, node: str) -> NodeSpec:
+        group = self._groups[node]
+        return NodeSpec(
+            name=node,
+            model=group.model,
+            gpus=group.gpus,
+            rdma=group.rdma,
+            compute_partition=group.compute_partition,
+            seed=self.scenario.seed,
+        )
+
+    def gpus(self, node: str) -> tuple[GpuIdentity, ...]:
+        """The GPUs of `node`'s host tree, by index (the truth's holds name them by index)."""
+        return state.gpu_identities(self.node_spec(node))
+
     def host_tree(self, node: str) -> HostTree:
-        """The host tree of `node`, built on first use under hosts_dir."""
+        """The host tree of `node`, built on first use under hosts_dir; each GPU's load is the
+        one the pod holding it gives it (idle while none does)."""
         if node not in self._trees:
             if self._hosts_dir is None:
                 raise ValueError("this player was made without a hosts_dir")
-            group = self._groups[node]
-            spec = NodeSpec(
-                name=node,
-                model=group.model,
-                gpus=group.gpus,
-                rdma=group.rdma,
-                compute_partition=group.compute_partition,
-                seed=self.scenario.seed,
-            )
-            self._trees[node] = HostTree(self._hosts_dir / node, spec, clock=self._clock).build()
+            spec = self.node_spec(node)
+            load: list[Profile] = [self.truth.gpu_profile(node, i) for i in range(spec.gpus)]
+            self._trees[node] = HostTree(
+                self._hosts_dir / node, spec, clock=self._clock, device_profiles=load or None
+            ).build()
         return self._trees[node]
 
     def kubelet(
@@ -166,7 +188,7 @@ class ScenarioPlayer:
         """A kubelet for `node` whose devices are the GPUs of its host tree (not started)."""
         tree = self.host_tree(node)
         inventory = inventory_from_tree(tree.node.gpus, self.cluster.resources[node])
-        return KubeletServer(
+        kubelet = KubeletServer(
             self.kube.store,
             node,
             directory=directory,
@@ -174,6 +196,9 @@ class ScenarioPlayer:
             inventory=inventory,
             clock=self._clock,
         )
+        # Its device plugin gives each pod the GPUs the scheduler chose (the truth's).
+        kubelet.allocator = kubelets.TruthAllocator(inventory, truth=self.truth, node=node)
+        return kubelet
 
     def pod_phases(self) -> dict[str, int]:
         pods, _ = self.kube.store.select(

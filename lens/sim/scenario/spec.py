@@ -12,6 +12,10 @@ from typing import Literal
 
 WorkloadKind = Literal["Deployment", "StatefulSet", "Job", "CronJob", "PyTorchJob", "Pod"]
 
+# The generated presets' batch jobs arrive and last whole multiples of this: every pod comes and
+# goes on a 15 s grid, so a replay reading GPUs every 15 s sees each change when it happens.
+TIME_STEP_SECONDS = 15.0
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class NodeGroup:
@@ -165,7 +169,7 @@ def _small_pods(rng: random.Random, gpus: int, pods: int, first: int) -> list[Wo
             )
         else:
             replicas = 1
-            start, duration = rng.uniform(0, 3600), rng.uniform(300, 7200)
+            start, duration = _on_grid(rng.uniform(0, 3600)), _on_grid(rng.uniform(300, 7200))
             workloads.append(
                 Workload(
                     kind="Job",
@@ -180,6 +184,10 @@ def _small_pods(rng: random.Random, gpus: int, pods: int, first: int) -> list[Wo
         pods -= replicas
         gpus -= replicas
     return workloads
+
+
+def _on_grid(seconds: float) -> float:
+    return TIME_STEP_SECONDS * round(seconds / TIME_STEP_SECONDS)
 
 
 def mixed(name: str, nodes: int, pods: int, seed: int) -> Scenario:

@@ -1,78 +1,34 @@
 """What the simulated controllers do for each workload kind: owner chains, pods, completions.
 
 WorkloadRunner plays the Deployment, StatefulSet, Job, CronJob and training-operator
-controllers plus the scheduler and kubelets, writing into the API emulator's store; player.py
-calls it for each timeline event.
+controllers, writing into the API emulator's store; pods.py places and runs their pods (and
+records what they hold in the truth); player.py calls it for each timeline event.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import random
-from collections.abc import Callable
 from typing import Any
 
-from lens.runtime.clock import Clock
-from lens.sim.kube.objects import timestamp
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests
-from lens.sim.scenario.scheduling import Scheduler
+from lens.sim.scenario.pods import Cluster, PodRecord, Pods, workload_ref
 from lens.sim.scenario.spec import NodeLoss, Workload
 
 JsonObject = dict[str, Any]
 
-_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 CRONJOB_HISTORY = 3
-
-
-@dataclasses.dataclass(slots=True)
-class Cluster:
-    """What every controller shares: the API server, the scheduler, time and the timeline."""
-
-    kube: KubeApiServer
-    scheduler: Scheduler
-    clock: Clock
-    schedule: Callable[[float, str, Any], None]
-    start_time: float = 0.0
-    node_addresses: dict[str, str] = dataclasses.field(default_factory=dict)
-    resources: dict[str, str] = dataclasses.field(default_factory=dict)
-    rng: random.Random = dataclasses.field(default_factory=lambda: random.Random(0))
-
-    def __post_init__(self) -> None:
-        self.start_time = self.clock.time()
-
-    @property
-    def elapsed(self) -> float:
-        return self.clock.time() - self.start_time
-
-    def now(self) -> str:
-        return timestamp(self.clock.time())
-
-
-@dataclasses.dataclass(slots=True)
-class _PodRecord:
-    namespace: str
-    name: str
-    template: JsonObject
-    owners: list[JsonObject]
-    labels: dict[str, str]
-    gpus: int
-    workload: str  # "<namespace>/<kind>/<name>" of the object whose completion ends the pod
 
 
 class WorkloadRunner:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self._pods: dict[str, _PodRecord] = {}  # "<namespace>/<name>" -> record
+        self.pods = Pods(cluster)
         self._cron_jobs: dict[str, list[str]] = {}
 
     @property
     def kube(self) -> KubeApiServer:
         return self.cluster.kube
-
-    def _suffix(self) -> str:
-        return "".join(self.cluster.rng.choice(_ALPHABET) for _ in range(5))
 
     def handle(self, kind: str, subject: Any) -> None:
         if kind == "start":
@@ -82,69 +38,13 @@ class WorkloadRunner:
         elif kind == "cron":
             self.cron_tick(subject)
         elif kind == "evict":
-            self.evict(subject)
-
-    # -- pods ------------------------------------------------------------------------------
-
-    def _gpu_resource(self) -> str:
-        return next(iter(self.cluster.resources.values()), "amd.com/gpu")
-
-    def create_pod(self, record: _PodRecord) -> JsonObject:
-        key = f"{record.namespace}/{record.name}"
-        node = self.cluster.scheduler.place(key, record.gpus)
-        body = manifests.pod(
-            record.name,
-            record.namespace,
-            record.template,
-            owners=record.owners,
-            node_name=node,
-            labels=record.labels,
-        )
-        created = self.kube.create(body, keep_status=False)
-        self._pods[key] = record
-        pods = self.kube.resource("v1", "Pod")
-        if node is None:
-            nodes = len(self.cluster.node_addresses)
-            reason = f"0/{nodes} nodes are available: Insufficient {self._gpu_resource()}."
-            status = manifests.pending_status(reason=reason, when=self.cluster.now())
-            return self.kube.store.put_status(pods, record.namespace, record.name, status)
-        pod_ip = self._pod_ip(node)
-        status = manifests.running_status(
-            created,
-            started=self.cluster.now(),
-            host_ip=self.cluster.node_addresses[node],
-            pod_ip=pod_ip,
-        )
-        return self.kube.store.put_status(pods, record.namespace, record.name, status)
-
-    def _pod_ip(self, node: str) -> str:
-        index = list(self.cluster.node_addresses).index(node)
-        return f"10.{(index // 256) % 256}.{index % 256}.{self.cluster.rng.randint(2, 254)}"
-
-    def _finish_pod(self, key: str, *, failed: bool) -> None:
-        record = self._pods.pop(key, None)
-        if record is None:
-            return
-        self.cluster.scheduler.release(key)
-        pods = self.kube.resource("v1", "Pod")
-        current = self.kube.store.get(pods, record.namespace, record.name)
-        status = current.get("status") or {}
-        if status.get("phase") == "Running":
-            finished = manifests.finished_status(status, failed=failed, finished=self.cluster.now())
-            self.kube.store.put_status(pods, record.namespace, record.name, finished)
-
-    def _forget_pod(self, key: str) -> None:
-        if self._pods.pop(key, None) is not None:
-            self.cluster.scheduler.release(key)
-
-    def pods_of(self, workload: str) -> list[str]:
-        return [key for key, record in self._pods.items() if record.workload == workload]
+            self.pods.evict(subject)
 
     # -- starting workloads ----------------------------------------------------------------
 
     def start(self, w: Workload) -> None:
         template = manifests.pod_template(
-            w.name, gpus=w.gpus_per_pod, resource=self._gpu_resource()
+            w.name, gpus=w.gpus_per_pod, resource=self.pods.gpu_resource()
         )
         starters = {
             "Deployment": self._deployment,
@@ -168,8 +68,11 @@ class WorkloadRunner:
         owner: JsonObject,
         labels: dict[str, str] | None = None,
         workload: str | None = None,
-    ) -> _PodRecord:
-        return _PodRecord(
+        *,
+        top: JsonObject | None = None,
+    ) -> PodRecord:
+        """A pod owned by `owner`, whose top-level workload is `top` (default: the owner)."""
+        return PodRecord(
             w.namespace,
             name,
             template,
@@ -177,6 +80,7 @@ class WorkloadRunner:
             labels or {},
             w.gpus_per_pod,
             workload or f"{w.namespace}/{w.kind}/{w.name}",
+            workload_ref(top or owner),
         )
 
     def _deployment(self, w: Workload, template: JsonObject) -> None:
@@ -210,9 +114,8 @@ class WorkloadRunner:
             keep_status=False,
         )
         for _ in range(w.replicas):
-            self.create_pod(
-                self._record(w, f"{rs_name}-{self._suffix()}", rs_template, replicaset, labels)
-            )
+            name = f"{rs_name}-{self.cluster.suffix()}"
+            self.pods.create(self._record(w, name, rs_template, replicaset, labels, top=deployment))
         self._set_replicas("ReplicaSet", "apps/v1", w.namespace, rs_name, w.replicas)
         self._set_replicas("Deployment", "apps/v1", w.namespace, w.name, w.replicas)
 
@@ -240,7 +143,7 @@ class WorkloadRunner:
         )
         for ordinal in range(w.replicas):
             name = f"{w.name}-{ordinal}"
-            self.create_pod(
+            self.pods.create(
                 self._record(
                     w, name, template, statefulset, {"statefulset.kubernetes.io/pod-name": name}
                 )
@@ -248,8 +151,14 @@ class WorkloadRunner:
         self._set_replicas("StatefulSet", "apps/v1", w.namespace, w.name, w.replicas)
 
     def _job_object(
-        self, w: Workload, name: str, template: JsonObject, owners: list[JsonObject] | None = None
+        self,
+        w: Workload,
+        name: str,
+        template: JsonObject,
+        owner: JsonObject | None = None,
     ) -> JsonObject:
+        """A Job and its pods; `owner`: the CronJob that made it, their top-level workload."""
+        owners = [manifests.owner(owner)] if owner is not None else None
         spec = {
             "parallelism": w.replicas,
             "completions": w.replicas,
@@ -265,9 +174,8 @@ class WorkloadRunner:
         workload = f"{w.namespace}/Job/{name}"
         for _ in range(w.replicas):
             labels = {"job-name": name, "batch.kubernetes.io/job-name": name}
-            self.create_pod(
-                self._record(w, f"{name}-{self._suffix()}", template, job, labels, workload)
-            )
+            pod = f"{name}-{self.cluster.suffix()}"
+            self.pods.create(self._record(w, pod, template, job, labels, workload, top=owner))
         status = {"active": w.replicas, "startTime": self.cluster.now(), "ready": w.replicas}
         return self.kube.store.put_status(
             self.kube.resource("batch/v1", "Job"), w.namespace, name, status
@@ -294,10 +202,10 @@ class WorkloadRunner:
             self.kube.resource("batch/v1", "CronJob"), w.namespace, w.name
         )
         template = manifests.pod_template(
-            w.name, gpus=w.gpus_per_pod, resource=self._gpu_resource()
+            w.name, gpus=w.gpus_per_pod, resource=self.pods.gpu_resource()
         )
         name = f"{w.name}-{int(self.cluster.clock.time() // 60)}"
-        self._job_object(w, name, template, owners=[manifests.owner(cronjob)])
+        self._job_object(w, name, template, owner=cronjob)
         assert w.duration is not None
         self.cluster.schedule(
             self.cluster.elapsed + w.duration, "finish", (w.namespace, "Job", name, w.fails)
@@ -318,8 +226,8 @@ class WorkloadRunner:
         )
 
     def _delete_job(self, namespace: str, name: str) -> None:
-        for key in self.pods_of(f"{namespace}/Job/{name}"):
-            self._forget_pod(key)
+        for key in self.pods.of(f"{namespace}/Job/{name}"):
+            self.pods.forget(key)
         self.kube.store.delete(
             self.kube.resource("batch/v1", "Job"), namespace, name, propagation="Background"
         )
@@ -350,7 +258,7 @@ class WorkloadRunner:
                 "training.kubeflow.org/replica-type": role,
                 "training.kubeflow.org/replica-index": str(index),
             }
-            self.create_pod(self._record(w, f"{w.name}-{role}-{index}", template, job, labels))
+            self.pods.create(self._record(w, f"{w.name}-{role}-{index}", template, job, labels))
         conditions = [
             {
                 "type": "Created",
@@ -373,8 +281,8 @@ class WorkloadRunner:
         )
 
     def _bare_pod(self, w: Workload, template: JsonObject) -> None:
-        self.create_pod(
-            _PodRecord(
+        self.pods.create(
+            PodRecord(
                 w.namespace, w.name, template, [], {}, w.gpus_per_pod, f"{w.namespace}/Pod/{w.name}"
             )
         )
@@ -384,13 +292,13 @@ class WorkloadRunner:
     def finish(self, namespace: str, kind: str, name: str, failed: bool) -> None:
         workload = f"{namespace}/{kind}/{name}"
         if kind in ("Deployment", "StatefulSet"):
-            for key in self.pods_of(workload):
-                self._forget_pod(key)
+            for key in self.pods.of(workload):
+                self.pods.forget(key)
             self.kube.store.delete(self.kube.resource("apps/v1", kind), namespace, name)
             return
-        pods = self.pods_of(workload)
+        pods = self.pods.of(workload)
         for key in pods:
-            self._finish_pod(key, failed=failed)
+            self.pods.finish(key, failed=failed)
         if kind == "Job":
             self._complete_job(namespace, name, len(pods), failed)
         elif kind == "PyTorchJob":
@@ -439,29 +347,4 @@ class WorkloadRunner:
     # -- node loss -------------------------------------------------------------------------
 
     def lose_node(self, loss: NodeLoss) -> None:
-        nodes = self.kube.resource("v1", "Node")
-        current = self.kube.store.get(nodes, None, loss.node)
-        status = current.get("status") or {}
-        conditions = [manifests.ready_condition(False, when=self.cluster.now())]
-        self.kube.store.put_status(nodes, None, loss.node, {**status, "conditions": conditions})
-        self.cluster.scheduler.node_down(loss.node)
-        self.cluster.schedule(self.cluster.elapsed + loss.eviction_delay, "evict", loss.node)
-
-    def evict(self, node: str) -> None:
-        """The taint manager deletes the lost node's pods; controllers replace theirs elsewhere."""
-        pods = self.kube.resource("v1", "Pod")
-        for key in self.cluster.scheduler.pods_on(node):
-            record = self._pods.get(key)
-            self._forget_pod(key)
-            if record is None:
-                continue
-            self.kube.store.delete(pods, record.namespace, record.name, propagation="Background")
-            if record.owners:
-                kind = record.owners[0]["kind"]
-                name = record.name if kind == "StatefulSet" else self._replacement_name(record)
-                self.create_pod(dataclasses.replace(record, name=name))
-
-    def _replacement_name(self, record: _PodRecord) -> str:
-        if record.labels.get("training.kubeflow.org/replica-type"):
-            return record.name  # the training operator recreates the pod under the same name
-        return f"{record.name.rsplit('-', 1)[0]}-{self._suffix()}"
+        self.pods.lose_node(loss)

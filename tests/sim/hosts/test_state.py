@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from lens.sim.hosts import profiles
-from lens.sim.hosts.state import NodeModel, NodeSpec
+from lens.sim.hosts.state import NodeModel, NodeSpec, gpu_identities
 
 
 def test_identities_are_reproducible_per_node_and_seed() -> None:
@@ -12,6 +12,7 @@ def test_identities_are_reproducible_per_node_and_seed() -> None:
     assert [g.serial for g in one.gpus] != [g.serial for g in other.gpus]
     assert len({g.unique_id for g in one.gpus}) == 8
     assert [g.numa_node for g in one.gpus] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert gpu_identities(NodeSpec(name="n1", seed=3)) == one.gpus, "the same without a model"
 
 
 def test_partitions_take_cards_and_render_nodes_after_the_physical_gpus() -> None:

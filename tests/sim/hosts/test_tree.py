@@ -98,6 +98,31 @@ def test_readings_move_with_time_and_counters_only_grow(memory_dir: Path, clock:
     assert energy[-1] / 65536 == pytest.approx(joules, rel=1e-6)  # 15.259 µJ units
 
 
+def test_update_gpus_rewrites_only_the_gpu_files_that_changed(
+    memory_dir: Path, clock: FakeClock
+) -> None:
+    steps: list[profiles.Profile] = [profiles.Phases(((30, 60), (70, 60)))] * 2
+    tree = HostTree(memory_dir, NodeSpec(gpus=2, rdma=1), clock=clock, device_profiles=steps)
+    tree.build()
+    device = _amdgpu_cards(tree.root)[tree.node.gpus[0].bdf]
+    port = tree.root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data"
+    sent = _read(port)
+    tree.update_gpus()
+    busy, metrics = device / "gpu_busy_percent", device / "gpu_metrics"
+    written, table = busy.stat().st_mtime_ns, metrics.read_bytes()
+    clock.advance(10)
+    tree.update_gpus()  # the same load: only gpu_metrics (its counters and clocks) changes
+    assert busy.stat().st_mtime_ns == written and metrics.read_bytes() != table
+    clock.advance(60)
+    tree.update_gpus()
+    assert _read(busy) == "70" and tree.node.gpu_readings[1].utilization == 70
+    assert _read(port) == sent, "the NICs' files stay as they were"
+    tree.corrupt(str(busy.relative_to(tree.root)), "garbage")
+    clock.advance(5)
+    tree.update_gpus()
+    assert _read(busy) == "70", "a file changed behind its back is written again"
+
+
 def test_dri_by_path_links_and_kfd_topology_agree(mi300x: HostTree) -> None:
     root = mi300x.root
     for gpu in mi300x.node.gpus:

@@ -85,6 +85,14 @@ def test_the_host_side_agrees_with_the_api_server(
             for d in dev.device_ids
         }
         assert device_ids <= {g.bdf for g in tree.node.gpus}
+        by_pod = {
+            p.name: {d for c in p.containers for dev in c.devices for d in dev.device_ids}
+            for p in listed.pod_resources
+        }
+        held = {h.pod_name: h.gpus for h in player.truth.holds if h.node == node}
+        assert by_pod == {
+            name: {tree.node.gpus[i].bdf for i in gpus} for name, gpus in held.items()
+        }, "the kubelet gives each pod the GPUs the scenario's scheduler chose"
         api_gpus = sum(
             int(c["resources"]["limits"].get("amd.com/gpu", 0))
             for pod in kubelet.pods()
@@ -97,6 +105,42 @@ def test_the_host_side_agrees_with_the_api_server(
             ScenarioPlayer(spec.small(), bare, clock=FakeClock()).host_tree("gpu-node-0000")
     finally:
         bare.stop()
+
+
+def test_a_gpu_is_as_busy_as_the_pod_holding_it_and_idle_without_one(
+    kube: KubeApiServer, clock: FakeClock, tmp_path: Path
+) -> None:
+    player = ScenarioPlayer(spec.small(), kube, clock=clock, hosts_dir=tmp_path / "hosts").load()
+    player.run_until(40)  # eval-mmlu runs from 30 s to 630 s
+    (job,) = [h for h in player.truth.holds if h.workload.name == "eval-mmlu"]
+    tree = player.host_tree(job.node)
+    (index,) = job.gpus
+    tree.update()
+    expected = player.truth.profile_of(job.workload).utilization(clock.time())
+    assert tree.node.gpu_readings[index].utilization == expected > 0
+    held = {
+        i
+        for h in player.truth.holds
+        if h.node == job.node and h.holds_at(clock.time())
+        for i in h.gpus
+    }
+    for free in set(range(8)) - held:
+        assert tree.node.gpu_readings[free].utilization == 0
+    player.run_until(700)
+    tree.update()
+    assert tree.node.gpu_readings[index].utilization == 0, "idle once the job finished"
+    assert [g.uuid for g in player.gpus(job.node)] == [g.uuid for g in tree.node.gpus]
+
+
+def test_a_scenario_can_start_later_than_its_player(kube: KubeApiServer, clock: FakeClock) -> None:
+    start = clock.time() + 45
+    player = ScenarioPlayer(spec.small(), kube, clock=clock, start_time=start)
+    assert not player.truth.holds
+    player.load()
+    assert clock.time() == start and {h.since for h in player.truth.holds} == {start}
+    player.run_until(100)
+    (job,) = [h for h in player.truth.holds if h.workload.name == "eval-mmlu"]
+    assert job.since == start + 30
 
 
 @pytest.mark.timeout(60)

@@ -31,3 +31,12 @@ def test_unknown_presets_and_impossible_workloads_are_refused() -> None:
         Workload(kind="Job", name="j")
     with pytest.raises(ValueError, match="replicas"):
         Workload(kind="Pod", name="p", replicas=0)
+
+
+def test_generated_batch_jobs_come_and_go_on_the_time_grid() -> None:
+    jobs = [w for w in spec.medium().workloads if w.kind == "Job"]
+    assert jobs and all(w.duration is not None for w in jobs)
+    for job in jobs:
+        assert job.duration is not None
+        assert job.start % spec.TIME_STEP_SECONDS == 0 == job.duration % spec.TIME_STEP_SECONDS
+    assert len({job.start for job in jobs}) > len(jobs) // 2, "arrivals still spread out"
