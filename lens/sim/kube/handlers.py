@@ -12,7 +12,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs
 
 from lens import __version__
-from lens.sim.kube import resources, selectors, status
+from lens.sim.kube import resources, reviews, selectors, status
 from lens.sim.kube.faults import Faults
 from lens.sim.kube.resources import Registry, ResourceType
 from lens.sim.kube.status import ApiError, bad_request, not_found
@@ -65,9 +65,12 @@ class Api:
         self.registry: Registry = store.registry
         self.faults = faults
         self.bookmark_interval = bookmark_interval
+        self.token_reviews = reviews.TokenReviews()
 
     def handle(self, method: str, path: str, query: str, content_type: str, body: bytes) -> Reply:
         params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+        if path.rstrip("/") == reviews.PATH:
+            return self._token_review(method, body)
         parts = [p for p in path.split("/") if p]
         discovery = self._discovery(parts)
         if discovery is not None:
@@ -78,6 +81,16 @@ class Api:
             return Reply(200, discovery)
         target = self._target(parts, path)
         return self._dispatch(method, target, params, content_type, body)
+
+    def _token_review(self, method: str, body: bytes) -> Reply:
+        """TokenReview: create-only, answered 201 with its status, never stored."""
+        if method != "POST":
+            raise ApiError(405, "MethodNotAllowed", f"the server does not allow {method} here")
+        try:
+            review = json.loads(body or b"{}")
+        except ValueError as exc:
+            raise bad_request(f"the body is no JSON: {exc}") from exc
+        return Reply(201, self.token_reviews.review(review))
 
     # -- discovery -------------------------------------------------------------------------
 

@@ -63,6 +63,7 @@ class KubeApiServer:
         )
         self.collector = Collector(self.store)
         self.api = Api(self.store, self.faults, bookmark_interval=bookmark_interval)
+        self.token_reviews = self.api.token_reviews  # tokens a test makes known, as users
         self._token = token
         self._host = host
         self._http = _HttpServer((host, port), _handler_class(self))
