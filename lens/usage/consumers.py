@@ -40,29 +40,61 @@ class _Pod:
     top: str  # the top-level workload's uid; '' when it has no owner
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerPods:
+    """A consumer before its utilization is read: its workload and running GPU pods."""
+
+    kind: str
+    name: str
+    namespace: str
+    uid: str
+    pods: tuple[_Pod, ...]
+
+    @property
+    def gpus_allocated(self) -> int:
+        return sum(p.gpus for p in self.pods)
+
+
 def consumers(cluster: str, *, since: datetime.datetime) -> list[Consumer]:
     """Every consumer of the cluster's running GPU pods; utilization over minutes from `since`."""
+    return with_utilization(cluster, consumer_pods(cluster), since=since)
+
+
+def consumer_pods(cluster: str) -> list[ConsumerPods]:
+    """Every consumer of the cluster's running GPU pods, by uid, without utilization (cheap:
+    a page of them may then be read in full with `with_utilization`)."""
     pods = _running_pods(cluster)
-    if not pods:
-        return []
-    busy = _utilization(cluster, [p.uid for p in pods], since)
     named = _workloads(cluster, {p.top for p in pods if p.top})
     grouped: dict[str, list[_Pod]] = defaultdict(list)
     for pod in pods:
         grouped[pod.top or pod.uid].append(pod)
     found = []
     for uid, members in sorted(grouped.items()):
-        weighted = [busy[p.uid] for p in members if p.uid in busy]
-        seconds = sum(held for _, held in weighted)
         kind, name, namespace = named.get(uid) or ("Pod", members[0].name, members[0].namespace)
         found.append(
+            ConsumerPods(kind=kind, name=name, namespace=namespace, uid=uid, pods=tuple(members))
+        )
+    return found
+
+
+def with_utilization(
+    cluster: str, groups: list[ConsumerPods], *, since: datetime.datetime
+) -> list[Consumer]:
+    """`groups` with the utilization of their pods' GPU-minutes from `since`, in their order."""
+    uids = [p.uid for group in groups for p in group.pods]
+    busy = _utilization(cluster, uids, since) if uids else {}
+    found = []
+    for group in groups:
+        weighted = [busy[p.uid] for p in group.pods if p.uid in busy]
+        seconds = sum(held for _, held in weighted)
+        found.append(
             Consumer(
-                kind=kind,
-                name=name,
-                namespace=namespace,
-                uid=uid,
-                gpus_allocated=sum(p.gpus for p in members),
-                active_pods=len(members),
+                kind=group.kind,
+                name=group.name,
+                namespace=group.namespace,
+                uid=group.uid,
+                gpus_allocated=group.gpus_allocated,
+                active_pods=len(group.pods),
                 utilization_ratio=sum(u * h for u, h in weighted) / seconds if seconds else None,
             )
         )

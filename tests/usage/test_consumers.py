@@ -58,6 +58,25 @@ def test_each_top_level_workload_with_its_pods_gpus_and_own_utilization(
     assert bare.utilization_ratio is None  # no minute of its GPU yet
 
 
+def test_a_page_of_consumers_reads_only_its_own_minutes(
+    db: peewee.Database, held: Minutes
+) -> None:
+    _workload("job", "PyTorchJob")
+    _pod("worker-0", owner="job", gpus=8)
+    _pod("bare", gpus=1)
+    held.held(0, [0.2, 0.4], pod="worker-0", uuid="GPU-0")
+    since = datetime.datetime.fromtimestamp(T0, datetime.UTC)
+    groups = consumers.consumer_pods(CLUSTER)
+    assert [(g.uid, g.gpus_allocated, len(g.pods)) for g in groups] == [
+        ("job", 8, 1),
+        ("uid-team-a-bare", 1, 1),
+    ]
+    (job,) = consumers.with_utilization(CLUSTER, groups[:1], since=since)
+    assert job == next(c for c in consumers.consumers(CLUSTER, since=since) if c.uid == "job")
+    assert job.utilization_ratio == pytest.approx(0.3)
+    assert consumers.with_utilization(CLUSTER, [], since=since) == []
+
+
 def test_only_minutes_since_the_window_count(db: peewee.Database, held: Minutes) -> None:
     _pod("worker-0", gpus=1)
     held.held(0, [0.0, 0.0, 1.0], pod="worker-0")

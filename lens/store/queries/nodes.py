@@ -1,0 +1,144 @@
+"""Read the `nodes` table (written by the jobs' node info, kube/cluster/noderows.py): a filtered,
+sorted page of nodes and one node by name, for the API's /v1/nodes.
+
+Sorting is on an allow-list of columns, never on text a request supplies (REFERENCE.md 15.1
+#12); filters are bound parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Sequence
+from typing import Any
+
+import peewee
+
+from lens.store import database, models
+from lens.store.queries.reading import Page, contains, reading
+
+# The columns a list may be sorted by: the original's, less the ones that are free text.
+SORTABLE = (
+    "name",
+    "address",
+    "gpu_name",
+    "gpu_count",
+    "gpu_allocation",
+    "gpu_utilization",
+    "status",
+    "created_at",
+    "updated_at",
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeRecord:
+    """A `nodes` row, as the API shows it."""
+
+    name: str
+    address: str
+    gpu_name: str
+    gpu_count: int
+    gpu_allocation: int
+    gpu_utilization: float | None  # percent; None: no recent report
+    status: str
+    cpu: str
+    cpu_count: int
+    memory: str
+    os: str
+    kernel_version: str
+    kubelet_version: str
+    containerd_version: str
+    driver_version: str
+    taints: str  # JSON list of {key, value, effect}
+    created_at: datetime.datetime
+    updated_at: datetime.datetime
+
+
+_COLUMNS = tuple(f.name for f in dataclasses.fields(NodeRecord))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeFilter:
+    """Which nodes a list shows: names and GPU models containing a text, statuses in a set."""
+
+    name: str = ""
+    gpu_name: str = ""
+    statuses: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSort:
+    column: str = "name"
+    descending: bool = False
+
+    def __post_init__(self) -> None:
+        if self.column not in SORTABLE:
+            raise ValueError(f"nodes are not sorted by {self.column!r}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodePage:
+    rows: tuple[NodeRecord, ...]
+    total: int  # rows matching the filter, on every page
+
+
+def _where(cluster: str, wanted: NodeFilter) -> peewee.ColumnBase:
+    node = models.Node
+    condition: peewee.ColumnBase = node.cluster == cluster
+    if wanted.name:
+        condition &= contains(node.name, wanted.name)
+    if wanted.gpu_name:
+        condition &= contains(node.gpu_name, wanted.gpu_name)
+    if wanted.statuses:
+        condition &= node.status.in_(list(wanted.statuses))
+    return condition
+
+
+def _ordering(sort: NodeSort) -> list[Any]:
+    """The sort column with unknown values (NULL) last either way, then the name: a page
+    boundary falls in the same place on every engine and every request."""
+    column: peewee.Field[Any] = getattr(models.Node, sort.column)
+    order = [column.is_null(), column.desc() if sort.descending else column.asc()]
+    if sort.column != "name":
+        order.append(models.Node.name.asc())
+    return order
+
+
+def _record(values: Sequence[object]) -> NodeRecord:
+    row = dict(zip(_COLUMNS, values, strict=True))
+    return NodeRecord(**row)  # type: ignore[arg-type]  # the columns are the fields, typed
+
+
+def list_nodes(
+    db: peewee.Database, *, cluster: str, wanted: NodeFilter, sort: NodeSort, page: Page
+) -> NodePage:
+    """The page of `cluster`'s nodes that `wanted` selects, in `sort` order, and their total."""
+    node = models.Node
+    columns = [getattr(node, c) for c in _COLUMNS]
+    where = _where(cluster, wanted)
+    query = (
+        node.select(*columns)
+        .where(where)
+        .order_by(*_ordering(sort))
+        .offset(page.offset)
+        .limit(page.limit)
+        .tuples()
+    )
+    with reading(db):
+        rows = tuple(_record(values) for values in database.tuple_rows(query))
+        total = node.select().where(where).count()
+    return NodePage(rows=rows, total=total)
+
+
+def get_node(db: peewee.Database, *, cluster: str, name: str) -> NodeRecord | None:
+    """`cluster`'s node `name`, or None when the table has no such node."""
+    node = models.Node
+    query = (
+        node.select(*[getattr(node, c) for c in _COLUMNS])
+        .where((node.cluster == cluster) & (node.name == name))
+        .tuples()
+    )
+    with reading(db):
+        found = [_record(values) for values in database.tuple_rows(query)]
+    return found[0] if found else None

@@ -1,0 +1,186 @@
+"""A workload's GPU figures per step of a time range, per node, for the API's
+/v1/workloads/{uid}/metrics: from the GPU-minutes (or GPU-hours, timerange.py) its pods held,
+and its training performance rows.
+
+A workload's pods are those workload_pod_references links to it (the controller links every
+level of a pod's owner chain, so a top-level workload has all the pods beneath it). A figure of
+a node's bucket is the mean over the GPU rows its pods held there, each weighing the seconds
+held (a pod holding a GPU for 20 s of a minute weighs a third of one holding it all minute);
+at hourly resolution an hour's mean stands for the seconds held in it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import peewee
+
+from lens.store import database, models
+from lens.store.queries.reading import reading
+from lens.store.queries.series import Point, Tables, mean, tables, weighted
+from lens.store.queries.timerange import TimeRange, bucket
+
+_FIGURES = ("utilization", "memory", "power")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSeries:
+    node_name: str
+    points: tuple[Point, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingPoint:
+    """The last training_performance row stored in a bucket."""
+
+    timestamp: int  # the row's created_at, unix seconds
+    iteration: int
+    tflops: float | None  # None: the row has no numeric "tflops"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadMetrics:
+    utilization: tuple[NodeSeries, ...]  # percent
+    memory: tuple[NodeSeries, ...]  # VRAM in use over the GPU's VRAM, percent
+    power: tuple[NodeSeries, ...]  # watts per GPU
+    training: tuple[TrainingPoint, ...]
+
+
+def workload_gpus(cluster: str, uid: str) -> int | None:
+    """The GPUs the workload requests (gpu_workloads.gpu_request); None: no such workload."""
+    table = models.GpuWorkload
+    query = table.select(table.gpu_request).where((table.cluster == cluster) & (table.uid == uid))
+    found = [int(gpus) for (gpus,) in database.tuple_rows(query.tuples())]
+    return found[0] if found else None
+
+
+def _pods(cluster: str, uid: str) -> peewee.ModelSelect[Any]:
+    reference = models.WorkloadPodReference
+    return reference.select(reference.pod_uid).where(
+        (reference.cluster == cluster) & (reference.workload_uid == uid)
+    )
+
+
+def _joined(t: Tables, query: peewee.ModelSelect[Any]) -> peewee.ModelSelect[Any]:
+    """`query` over holder rows joined with the GPU rows they hold and those GPUs' devices."""
+    device = models.GpuDevice
+    holder, gpu = t.holder_field, t.gpu_field
+    same = (
+        (gpu("cluster") == holder("cluster"))
+        & (gpu("node_name") == holder("node_name"))
+        & (gpu(t.at) == holder(t.at))
+        & (gpu("gpu_uuid") == holder("gpu_uuid"))
+    )
+    return query.join(t.gpu, on=same).join(
+        device,
+        peewee.JOIN.LEFT_OUTER,
+        on=(device.cluster == holder("cluster"))
+        & (device.node_name == holder("node_name"))
+        & (device.uuid == holder("gpu_uuid")),
+    )
+
+
+def _held_buckets(
+    db: peewee.Database, *, t: Tables, cluster: str, uid: str, span: TimeRange
+) -> Iterable[tuple[Any, ...]]:
+    """(node, bucket, then a sum and its weight for each of _FIGURES) of the pods' GPU rows."""
+    node, weight = t.holder_field("node_name"), t.holder_field("held_seconds")
+    number = bucket(db, t.holder_field(t.at), span)
+    vram = t.gpu_field("vram_used_mean_bytes") / peewee.fn.NULLIF(models.GpuDevice.vram_bytes, 0)
+    columns = (t.gpu_field("utilization_mean_ratio"), vram, t.gpu_field("power_mean_watts"))
+    query = _joined(
+        t,
+        t.holder.select(
+            node, number, *(part for figure in columns for part in weighted(figure, weight))
+        ),
+    )
+    query = (
+        query.where(
+            t.within(t.holder, cluster, span)
+            & t.within(t.gpu, cluster, span)  # implied by the join; bounds the GPU rows read
+            & t.holder_field("pod_uid").in_(_pods(cluster, uid))
+        )
+        .group_by(node, number)
+        .tuples()
+    )
+    return database.tuple_rows(query)
+
+
+def _tflops(performance: object) -> float | None:
+    """A row's "tflops" when it is a finite number (the original panicked on any other)."""
+    value = performance.get("tflops") if isinstance(performance, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _training(db: peewee.Database, *, cluster: str, uid: str, span: TimeRange) -> list[Any]:
+    """The last row stored (the greatest id) in each bucket of the workload's rows in range:
+    at most a point per bucket, however often it logs."""
+    table = models.TrainingPerformance
+    number = bucket(db, table.created_at, span)
+    last = (
+        table.select(peewee.fn.MAX(table.id))
+        .where(
+            (table.cluster == cluster)
+            & (table.workload_uid == uid)
+            & (table.created_at >= span.first)
+            & (table.created_at < span.last)
+        )
+        .group_by(number)
+    )
+    query = (
+        table.select(table.created_at, table.iteration, table.performance)
+        .where(table.id.in_(last))
+        .order_by(table.created_at, table.id)
+        .tuples()
+    )
+    return [
+        TrainingPoint(
+            timestamp=int(created.timestamp()),
+            iteration=int(iteration),
+            tflops=_tflops(performance),
+        )
+        for created, iteration, performance in database.tuple_rows(query)
+    ]
+
+
+def workload_metrics(
+    db: peewee.Database, *, cluster: str, uid: str, span: TimeRange
+) -> WorkloadMetrics | None:
+    """The workload's figures per node over `span`; None for a workload unknown. Read from
+    hours once its GPUs' minutes in the range would be too many rows (a large training job's
+    day: timerange.MINUTE_ROWS_AT_MOST)."""
+    with reading(db):
+        gpus = workload_gpus(cluster, uid)
+        if gpus is None:
+            return None
+        t = tables(span.resolution(gpus=gpus))
+        rows = list(_held_buckets(db, t=t, cluster=cluster, uid=uid, span=span))
+        training = _training(db, cluster=cluster, uid=uid, span=span)
+    series: dict[str, dict[str, list[Point]]] = {f: defaultdict(list) for f in _FIGURES}
+    for node, number, *sums in sorted(rows, key=lambda row: (str(row[0]), int(row[1]))):
+        for position, figure in enumerate(_FIGURES):
+            scale = 1.0 if figure == "power" else 100.0
+            value = mean(sums[2 * position], sums[2 * position + 1], scale=scale)
+            if value is not None:
+                series[figure][str(node)].append(
+                    Point(timestamp=span.stamp(int(number)), value=value)
+                )
+
+    def per_node(figure: str) -> tuple[NodeSeries, ...]:
+        return tuple(
+            NodeSeries(node_name=node, points=tuple(points))
+            for node, points in sorted(series[figure].items())
+        )
+
+    return WorkloadMetrics(
+        utilization=per_node("utilization"),
+        memory=per_node("memory"),
+        power=per_node("power"),
+        training=tuple(training),
+    )

@@ -1,0 +1,46 @@
+"""The frame of read queries: pages from page numbers, a failing driver as StoreError, and
+`contains` matching `%`, `_` and the escape literally on every engine."""
+
+from __future__ import annotations
+
+import peewee
+import pytest
+
+from lens.runtime import errors
+from lens.store import models
+from lens.store.queries import nodes
+from lens.store.queries.reading import Page, contains, reading
+from tests.roles.api.conftest import CLUSTER, node, write_nodes
+
+
+def test_pages_are_numbered_from_one() -> None:
+    assert Page.numbered(1, 10) == Page(offset=0, limit=10)
+    assert Page.numbered(3, 25) == Page(offset=50, limit=25)
+    for bad in ((0, 10), (1, 0)):
+        with pytest.raises(ValueError):
+            Page.numbered(*bad)
+
+
+def test_contains_matches_wildcards_literally_and_ignores_case(db: peewee.Database) -> None:
+    names = ["gpu_1", "gpux1", "gpu%2", "gpuab2", "gpu!3", "GPU-4"]
+    write_nodes(db, *(node(n) for n in names))
+    table = models.Node
+
+    def matching(text: str) -> set[str]:
+        with reading(db):
+            query = table.select(table.name).where(
+                (table.cluster == CLUSTER) & contains(table.name, text)
+            )
+            return {row.name for row in query}
+
+    assert matching("u_1") == {"gpu_1"}
+    assert matching("u%") == {"gpu%2"}
+    assert matching("!3") == {"gpu!3"}
+    assert matching("gpu-4") == {"GPU-4"}
+    assert matching("") == set(names)
+
+
+def test_a_database_that_cannot_be_opened_is_a_store_error() -> None:
+    broken = peewee.SqliteDatabase("/nonexistent/dir/lens.db")
+    with pytest.raises(errors.StoreError):
+        nodes.get_node(broken, cluster=CLUSTER, name="x")
