@@ -14,6 +14,7 @@ def docs_metrics() -> None:
     from lens.containers.server import receiving
     from lens.kube.workloads import syncmetrics
     from lens.reports.storing.recording import RecordingMetrics
+    from lens.roles.api.requestmetrics import RequestMetrics
     from lens.roles.jobs import (
         allocation,
         consumers,
@@ -33,7 +34,7 @@ def docs_metrics() -> None:
     defaults = config.Config()
     runtime = Process("docs", server=defaults.server, service=defaults.service)
     agent_events, jobs_events = SelfMetrics(process=False), SelfMetrics(process=False)
-    controller = SelfMetrics(process=False)
+    controller, api = SelfMetrics(process=False), SelfMetrics(process=False)
     shipping.ShipperMetrics(agent_events)
     watching.WatcherMetrics(agent_events)
     ReportMetrics(agent_events)
@@ -48,6 +49,7 @@ def docs_metrics() -> None:
     multistorage.MultiStorageGauges(jobs_events)
     syncmetrics.SyncMetrics(controller)
     controller.gauge(*syncmetrics.LEADER_GAUGE)
+    RequestMetrics(api)
     sections = [
         ("Runtime (every role)", runtime.metrics.declared),
         *collectors.metric_docs(),
@@ -57,5 +59,6 @@ def docs_metrics() -> None:
             jobs_events.declared,
         ),
         ("Controller", controller.declared),
+        ("API", api.declared),
     ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)

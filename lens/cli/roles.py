@@ -1,4 +1,4 @@
-"""`lens node-agent`, `lens jobs`, `lens controller`: each launches one role in a process.
+"""`lens node-agent`, `lens jobs`, `lens controller`, `lens api`: each launches one role.
 
 Flags override their config keys; the role itself is imported only when its command runs.
 """
@@ -65,6 +65,28 @@ def jobs(
     if grpc_port is not None:
         cfg = dataclasses.replace(cfg, jobs=dataclasses.replace(cfg.jobs, grpc_port=grpc_port))
     launch(cfg, jobs_main.ROLE)
+
+
+def api(
+    config: ConfigOption = None,
+    port: PortOption = None,
+    api_port: Annotated[
+        int | None,
+        typer.Option(help="Port of the REST API (overrides api.port).", min=0, max=65535),
+    ] = None,
+    api_host: Annotated[
+        str | None, typer.Option(help="Address of the REST API (overrides api.host).")
+    ] = None,
+) -> None:
+    """Run the REST API: /v1 read from the database, /openapi.json and its docs page."""
+    from lens.roles.api import main as api_main
+
+    cfg = _with_port(load(config), port)
+    if api_port is not None:
+        cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, port=api_port))
+    if api_host is not None:
+        cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, host=api_host))
+    launch(cfg, api_main.ROLE)
 
 
 @controller_app.callback()

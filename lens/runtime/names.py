@@ -9,6 +9,9 @@ import re
 
 _DNS_LABEL_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
+DNS_LABEL_PATTERN = _DNS_LABEL_RE.pattern
+"""The same rule as a regular expression, for schemas that declare it (OpenAPI)."""
+
 DNS_LABEL = "a DNS label: 1-63 lowercase letters, digits or '-'"
 """What a DNS label is, for error messages."""
 

@@ -130,3 +130,55 @@ def test_jobs_blames_an_unusable_tls_certificate_on_its_setting(tmp_path: Path) 
         "lens: config error: config: jobs.tls_cert_file: "
         f"a PEM certificate ({notpem} holds none that can be read)"
     )
+
+
+@pytest.mark.slow_timeout
+def test_api_serves_v1_from_its_database_until_terminated(
+    tmp_path: Path, free_port: Callable[[], int]
+) -> None:
+    import time
+    import urllib.request
+
+    ops_port, api_port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "LENS_SERVICE__DATA_DIR": str(tmp_path),
+        "LENS_SERVER__HOST": "127.0.0.1",
+        "LENS_LOGGING__FORMAT": "json",
+    }
+    command = [sys.executable, "-m", "lens", "api", "--port", str(ops_port)]
+    with subprocess.Popen(
+        [*command, "--api-port", str(api_port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        deadline, answers = time.monotonic() + 30, {}
+        for url in (
+            f"http://127.0.0.1:{api_port}/v1/nodes",
+            f"http://127.0.0.1:{ops_port}/readyz",
+        ):
+            while url not in answers and time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(url, timeout=2) as response:
+                        answers[url] = (response.status, response.read().decode())
+                except OSError:
+                    time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+        _out, err = process.communicate()
+    status, body = answers[f"http://127.0.0.1:{api_port}/v1/nodes"]
+    assert status == 200
+    assert json.loads(body)["data"] == {"data": [], "total": 0}  # a fresh database: no node
+    assert answers[f"http://127.0.0.1:{ops_port}/readyz"][0] == 200
+    started = [json.loads(line) for line in err.splitlines() if '"api starting"' in line]
+    assert started and started[0]["authenticated"] is False
+
+
+def test_api_beyond_loopback_without_tokens_is_a_config_error(tmp_path: Path) -> None:
+    env = {"LENS_SERVICE__DATA_DIR": str(tmp_path)}
+    result = run_lens("api", "--port", "0", "--api-port", "0", "--api-host", "0.0.0.0", env=env)
+    assert result.returncode == 2
+    assert "api.token_file" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -1,6 +1,7 @@
 """The one typed, immutable Config: its sections (one module per part of Lens), the root and
 the loading of defaults < YAML file < `LENS_<SECTION>__<KEY>` environment."""
 
+from lens.runtime.config.api import ApiConfig
 from lens.runtime.config.database import DatabaseConfig
 from lens.runtime.config.jobs import JobsConfig
 from lens.runtime.config.kube import ControllerConfig, KubeConfig
@@ -27,6 +28,7 @@ __all__ = [
     "ENV_PREFIX",
     "EXAMPLE_HEADER",
     "IN_CLUSTER_HOST_ENV",
+    "ApiConfig",
     "ClusterConfig",
     "Config",
     "ContainersConfig",

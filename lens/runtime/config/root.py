@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from lens.runtime import settings
+from lens.runtime.config.api import ApiConfig
 from lens.runtime.config.database import DatabaseConfig
 from lens.runtime.config.jobs import JobsConfig
 from lens.runtime.config.kube import ControllerConfig, KubeConfig
@@ -38,6 +39,7 @@ class Config:
     kube: KubeConfig = setting(KubeConfig(), "The Kubernetes API.")
     controller: ControllerConfig = setting(ControllerConfig(), "The controller role.")
     metrics: MetricsConfig = setting(MetricsConfig(), "The metrics store Lens queries.")
+    api: ApiConfig = setting(ApiConfig(), "The REST API role.")
 
 
 EXAMPLE_HEADER = """\

@@ -69,7 +69,7 @@ def test_lens_config_names_the_file(tmp_path: Path) -> None:
         (
             "loging: {}\n",
             "loging",
-            "unknown key (expected one of: cluster, containers, controller, database,",
+            "unknown key (expected one of: api, cluster, containers, controller, database,",
         ),
         ("server:\n  port: http\n", "server.port", "expected an integer, got string 'http'"),
         ("server:\n  port: 70000\n", "server.port", "expected a number from 0 to 65535, got 70000"),

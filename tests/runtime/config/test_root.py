@@ -28,6 +28,7 @@ def test_every_section_is_a_key_of_the_root() -> None:
         "kube",
         "controller",
         "metrics",
+        "api",
     }
 
 

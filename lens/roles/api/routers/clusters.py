@@ -1,0 +1,62 @@
+"""/v1/clusters: the cluster overview, from the store (store/queries/clusters.py) in three
+queries, never from the Kubernetes API or a kubelet per request (REFERENCE.md 15.3).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+
+from lens.roles.api import envelope
+from lens.roles.api.routers import params
+from lens.roles.api.schemas import base
+from lens.roles.api.schemas import clusters as payloads
+from lens.store.queries import clusters
+
+
+def _percent(part: int | None, whole: int | None) -> float | None:
+    if part is None or not whole:
+        return None
+    return 100.0 * part / whole
+
+
+def overview_payload(figures: clusters.ClusterOverview) -> payloads.ClusterOverview:
+    storage = figures.storage
+    return payloads.ClusterOverview(
+        total_space=storage.total_bytes,
+        used_space=storage.used_bytes,
+        usage_percentage=_percent(storage.used_bytes, storage.total_bytes),
+        total_inodes=storage.total_inodes,
+        used_inodes=storage.used_inodes,
+        inodes_usage_percentage=_percent(storage.used_inodes, storage.total_inodes),
+        read_bandwidth=None,
+        write_bandwidth=None,
+        total_tx=None,
+        total_rx=None,
+        totalNodes=figures.total_nodes,
+        healthyNodes=figures.healthy_nodes,
+        faultyNodes=figures.faulty_nodes,
+        fullyIdleNodes=figures.fully_idle_nodes,
+        partiallyIdleNodes=figures.partially_idle_nodes,
+        busyNodes=figures.busy_nodes,
+        totalGpus=figures.total_gpus,
+        allocatedGpus=figures.allocated_gpus,
+        allocationRate=figures.allocation_percent,
+        utilization=figures.utilization_percent,
+    )
+
+
+def overview(
+    ctx: Annotated[params.Context, Depends(params.context)],
+    cluster: Annotated[str, Depends(params.cluster)],
+) -> base.Envelope[payloads.ClusterOverview]:
+    """The cluster now: nodes healthy and faulty, idle and busy; GPUs held; storage."""
+    figures = clusters.overview(ctx.db, cluster=cluster)
+    return envelope.ok(overview_payload(figures))
+
+
+def router() -> APIRouter:
+    api = APIRouter(prefix="/v1/clusters", tags=["clusters"], responses=envelope.ERROR_RESPONSES)
+    api.add_api_route("/overview", overview, methods=["GET"])
+    return api

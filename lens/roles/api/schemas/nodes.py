@@ -1,0 +1,68 @@
+"""Payloads of /v1/nodes (the original's GPUNode, GpuNodeDetail, GpuDeviceInfo) and of the
+device changelog."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class GpuNode(BaseModel):
+    """A GPU node in the list (the original's GPUNode)."""
+
+    name: str
+    ip: str
+    gpu_name: str
+    gpu_count: int
+    gpu_allocation: int = Field(description="GPUs held by running pods.")
+    gpu_utilization: float | None = Field(
+        description="Mean utilization of the node's GPUs in percent; null: no recent report."
+    )
+    status: str = Field(description="Ready, NotReady, Unknown or Deleted.")
+    status_color: str = Field(description="green, red, yellow or gray (Deleted).")
+
+
+class NodeList(BaseModel):
+    data: list[GpuNode]
+    total: int = Field(description="Nodes matching the filters, on every page.")
+
+
+class GpuNodeDetail(BaseModel):
+    """One node (the original's GpuNodeDetail)."""
+
+    name: str
+    health: str = Field(description="The node's status.")
+    cpu: str = Field(description='"<count> X <model>".')
+    memory: str
+    os: str
+    gpu_driver_version: str
+    static_gpu_details: str = Field(description='"<count> X <model>".')
+    kubelet_version: str
+    containerd_version: str
+
+
+class GpuDeviceInfo(BaseModel):
+    """A GPU present on a node (the original's GpuDeviceInfo, and its uuid)."""
+
+    deviceId: int = Field(description="The GPU's index on its node; -1: unknown.")
+    uuid: str
+    model: str
+    memory: str | None = Field(description='VRAM as "<GiB>GB"; null: unknown.')
+    utilization: float | None
+    temperature: float | None
+    power: float | None
+
+
+class DeviceChange(BaseModel):
+    """A device appearing on (CREATE), changing on (UPDATE) or leaving (DELETE) a node."""
+
+    device_type: str = Field(description="gpu or rdma.")
+    device_name: str = Field(description="A GPU's model; an RDMA device's name.")
+    device_uuid: str = Field(description="A GPU's uuid; an RDMA device's node GUID.")
+    op: str
+    changes: str = Field(description='What an UPDATE changed: `serial: "A" -> "B"; ...`.')
+    created_at: int = Field(description="When the inventory that told was taken (unix s).")
+
+
+class DeviceChangeList(BaseModel):
+    data: list[DeviceChange]
+    total: int

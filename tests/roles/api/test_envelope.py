@@ -1,0 +1,73 @@
+"""The original's envelope with real statuses: data in 200s; 400 naming the parameter; 404, 503
+and 500 in the envelope, the 500 logged once with its route and never a header."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import pytest
+from fastapi import FastAPI, Query
+from fastapi.testclient import TestClient
+
+from lens.roles.api import envelope
+from lens.runtime import errors
+from tests.roles.api.conftest import data, error
+
+
+def _app() -> FastAPI:
+    app = FastAPI()
+
+    def answer(count: Annotated[int, Query(ge=1)] = 1) -> object:
+        return envelope.ok({"count": count})
+
+    def broken() -> object:
+        raise RuntimeError("a bug")
+
+    def database_down() -> object:
+        raise errors.StoreError("read failed: connection refused")
+
+    def missing(name: str) -> object:
+        raise envelope.NotFoundError(f"node {name}")
+
+    def refused() -> object:
+        raise envelope.ParameterError("step", "must be more than 0")
+
+    for path, handler in [
+        ("/answer", answer),
+        ("/broken", broken),
+        ("/down", database_down),
+        ("/missing/{name}", missing),
+        ("/refused", refused),
+    ]:
+        app.add_api_route(path, handler, methods=["GET"])
+    envelope.install_handlers(app)
+    app.add_middleware(envelope.ContainErrors)
+    return app
+
+
+@pytest.fixture
+def client() -> TestClient:
+    return TestClient(_app(), raise_server_exceptions=False)
+
+
+def test_data_and_errors_in_the_envelope(client: TestClient) -> None:
+    assert data(client.get("/answer?count=3")) == {"count": 3}
+    assert error(client.get("/answer?count=0"), 400).startswith("count: ")
+    assert error(client.get("/answer?count=x"), 400).startswith("count: ")
+    assert error(client.get("/refused"), 400) == "step: must be more than 0"
+    assert error(client.get("/missing/gpu-1"), 404) == "node gpu-1 not found"
+    assert error(client.get("/nowhere"), 404) == "no such path"
+    assert error(client.get("/down"), 503) == "the database is unavailable"
+
+
+def test_a_bug_is_a_500_logged_once_with_its_route(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="lens.roles.api.envelope")
+    answer = client.get("/broken", headers={"Authorization": "Bearer s3cret"})
+    assert error(answer, 500) == "internal error"
+    (record,) = [r for r in caplog.records if r.getMessage() == "api request failed"]
+    assert record.__dict__["route"] == "/broken"
+    assert record.__dict__["error"] == "RuntimeError: a bug"
+    assert all("s3cret" not in f"{r.__dict__}" for r in caplog.records)
