@@ -19,7 +19,7 @@ from fastapi.responses import Response
 from lens.roles.api import envelope
 from lens.roles.api.envelope import ParameterError
 from lens.roles.api.routers import params
-from lens.roles.api.routers.gpus import PRINTABLE, workload_payload
+from lens.roles.api.routers.gpus import workload_payload
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import usage as payloads
 from lens.store.queries import gpuhours
@@ -160,7 +160,6 @@ def gpu_hours(
         str,
         Query(
             max_length=len("label:") + gpuhours.MAX_LABEL_KEY,
-            pattern=PRINTABLE,
             description=f"{_GROUP_BY} (the team label).",
         ),
     ] = gpuhours.NAMESPACE,

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Query
 from lens.roles.api import envelope
 from lens.roles.api.envelope import ParameterError
 from lens.roles.api.routers import params
-from lens.roles.api.routers.gpus import PRINTABLE, workload_payload
+from lens.roles.api.routers.gpus import workload_payload
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import usage as payloads
 from lens.store.queries import idle
@@ -80,12 +80,8 @@ def list_idle(
     page: Annotated[Page, Depends(params.page)],
     start: Seconds = None,
     end: Seconds = None,
-    namespace: Annotated[
-        str, Query(max_length=63, pattern=PRINTABLE, description="This namespace only.")
-    ] = "",
-    node: Annotated[
-        str, Query(max_length=253, pattern=PRINTABLE, description="This node only.")
-    ] = "",
+    namespace: Annotated[str, Query(max_length=63, description="This namespace only.")] = "",
+    node: Annotated[str, Query(max_length=253, description="This node only.")] = "",
     order_by: Annotated[IdleOrder, Query(description="Column to sort by.")] = IdleOrder["since"],
     desc: Annotated[bool, Query(description="Sort descending.")] = False,
 ) -> base.Envelope[payloads.IdleList]:
