@@ -121,7 +121,17 @@ def run(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--cycles", type=int, default=5)
     parser.add_argument("--preset", default="large", help="scenario preset (small for a smoke run)")
     args = parser.parse_args(argv)
-    with cluster(args.preset) as child, fresh_database_url("postgresql") as url:
+    with stored_cluster(args.preset) as (child, api, db, caches):
+        return _measured(args.cycles, child, api, db, caches)
+
+
+@contextmanager
+def stored_cluster(
+    preset: str,
+) -> Iterator[tuple[Child, kubernetes.client.ApiClient, Any, ClusterCaches]]:
+    """The preset's cluster in a child process, a fresh PostgreSQL holding what the controller
+    stores of it, and watch caches of its nodes and pods, listed."""
+    with cluster(preset) as child, fresh_database_url("postgresql") as url:
         db = migrating.open_for_role(DatabaseConfig(url=url))
         api = kubernetes.client.ApiClient(kubernetes.client.Configuration(host=child.hello["url"]))
         jobs_data.controller_rows(api, db)
@@ -130,7 +140,7 @@ def run(argv: list[str]) -> dict[str, Any]:
         try:
             if not caches.wait_synced(120):
                 raise RuntimeError("the caches did not list the cluster in 120 s")
-            return _measured(args.cycles, child, api, db, caches)
+            yield child, api, db, caches
         finally:
             asyncio.run(caches.stop())
 

@@ -141,6 +141,36 @@ class Original:
         row.save()
         return 1
 
+    def overview(self) -> dict[str, float]:
+        """The original's GET /v1/clusters/overview without its Prometheus queries
+        (REFERENCE.md 2.1, 15.3): faulty nodes, idle classes and the allocation rate, each from
+        its own node LIST, a GET of every GPU node, and (the last two) its kubelet's pods."""
+        faulty = busy = idle = 0
+        for node in self._each_gpu_node():
+            conditions = node["status"].get("conditions") or []
+            ready = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+            faulty += int(bool(node["spec"].get("taints")) or not ready)
+        for node in self._each_gpu_node():
+            capacity = int(node["status"]["capacity"].get(RESOURCE, 0))
+            allocated = self._allocated(self._kubelet_pods(node["metadata"]["name"]))
+            busy += int(allocated == capacity)
+            idle += int(allocated == 0)
+        allocated_all = capacity_all = 0
+        for node in self._each_gpu_node():
+            capacity_all += int(node["status"]["capacity"].get(RESOURCE, 0))
+            allocated_all += self._allocated(self._kubelet_pods(node["metadata"]["name"]))
+        rate = 100.0 * allocated_all / capacity_all if capacity_all else 0.0
+        return {"faultyNodes": faulty, "busyNodes": busy, "idleNodes": idle, "allocationRate": rate}
+
+    def _each_gpu_node(self) -> list[dict[str, Any]]:
+        """The GPU nodes listed, then each fetched again by name, as the original's helpers do."""
+        found = []
+        for listed in self._gpu_nodes():
+            node = self._get(f"/api/v1/nodes/{listed['metadata']['name']}")
+            if node is not None:
+                found.append(node)
+        return found
+
     def workload_status(self) -> int:
         """GET each unfinished workload and each running pod it references; saves written."""
         written = 0

@@ -92,13 +92,13 @@ def agent_rows(
             for n in nodes
             for i in range(8)
         ]
-        _insert(db, models.GpuDevice, devices)
+        insert_rows(db, models.GpuDevice, devices)
         last = now.replace(second=0, microsecond=0)
         for back in range(1, minutes + 1):
             add_minute(db, nodes, held, last - datetime.timedelta(minutes=back))
         hour = now.replace(minute=0, second=0, microsecond=0)
         for back in range(1, hours + 1):
-            _insert(
+            insert_rows(
                 db,
                 models.GpuHourHolder,
                 [
@@ -150,8 +150,8 @@ def add_minute(
                     }
                 )
     with database.session(db):
-        _insert(db, models.GpuMinuteReport, rows)
-        _insert(db, models.GpuMinuteHolder, holders)
+        insert_rows(db, models.GpuMinuteReport, rows)
+        insert_rows(db, models.GpuMinuteHolder, holders)
 
 
 def _hour_holder(
@@ -176,9 +176,10 @@ def _hour_holder(
     }
 
 
-def _insert(
+def insert_rows(
     db: peewee.Database, model: type[models.LensModel], rows: list[dict[str, object]]
 ) -> None:
+    """`rows` inserted in chunks, in one transaction."""
     with db.atomic():
         for chunk in peewee.chunked(rows, 2000):
             model.insert_many(chunk).execute()

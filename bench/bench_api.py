@@ -1,0 +1,238 @@
+"""`python -m bench api [--requests N] [--preset large]`: every route of `lens api` answered over
+HTTP at 1,000 nodes (8,000 GPUs, about 5,000 GPU pods), against the original's cluster overview
+in the same run.
+
+The cluster and the database are the jobs benchmark's (bench_jobs_cycle.py): the API emulator an
+hour into the large scenario and a kubelet per node in a child process, and a fresh PostgreSQL
+holding what the controller, the agents (GPU devices, the last MINUTES GPU-minutes, HOURS
+GPU-hours) and one run of the jobs (node info, GPU-hours, idle GPUs) would hold. `lens api` then
+serves it with uvicorn on a local port, as `lens api` runs, and each route is asked N times on
+one kept-alive connection: latency (the client's wall time, first answer apart), and the body's
+size. The baseline asks the original's overview of the same cluster: a node LIST and a GET of
+every GPU node three times over and every kubelet's pods twice, without its ~9 Prometheus
+queries (bench/jobs_baseline.py).
+Budgets (issue 19): a page or a lookup answered in P95_BUDGET_MS at the 95th percentile, an
+aggregate over the whole cluster's GPUs (AGGREGATES) in AGGREGATE_BUDGET_MS; the overview at
+least 100x faster than the original's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import statistics
+import time
+from typing import Any
+
+import kubernetes
+import peewee
+import urllib3
+
+from bench import bench_jobs_cycle, jobs_baseline, jobs_data
+from lens.kube.cluster.caches import ClusterCaches
+from lens.roles.api import serving
+from lens.roles.api.app import create_app
+from lens.roles.api.requestmetrics import RequestMetrics
+from lens.roles.api.routers.params import Context
+from lens.runtime.clock import FakeClock
+from lens.runtime.selfmetrics import SelfMetrics
+from lens.store import database, models
+
+MINUTES, HOURS = 30, 30
+P95_BUDGET_MS, AGGREGATE_BUDGET_MS, OVERVIEW_RATIO_BUDGET = 250.0, 1000.0, 100.0
+# Routes that read every GPU or pod of the cluster for their answer: consumers (each top-level
+# workload ranked by GPUs), GPUs sorted by a live figure, the cluster's series.
+AGGREGATES = frozenset(
+    {
+        "clusters consumers",
+        "gpus busiest",
+        "nodes gpuUtilizationHistory",
+        "nodes gpuUtilizationHistory day",
+    }
+)
+
+
+def routes(now: int, node: str, workload: str) -> dict[str, str]:
+    """Each route with the parameters a dashboard would send, the last half hour for series."""
+    span = f"start={now - 1800}&end={now}&step=60"
+    day = datetime.datetime.fromtimestamp(now, datetime.UTC).date().isoformat()
+    return {
+        "nodes": "/v1/nodes?page_size=100",
+        "nodes sorted": "/v1/nodes?page_size=100&order_by=gpu_utilization&desc=true",
+        "node": f"/v1/nodes/{node}",
+        "node gpuDevices": f"/v1/nodes/{node}/gpuDevices",
+        "node gpuMetrics": f"/v1/nodes/{node}/gpuMetrics?{span}",
+        "node workloads": f"/v1/nodes/{node}/workloads",
+        "node workloadsHistory": f"/v1/nodes/{node}/workloadsHistory",
+        "node changelog": f"/v1/nodes/{node}/changelog",
+        "nodes gpuAllocation": "/v1/nodes/gpuAllocation",
+        "nodes gpuUtilization": "/v1/nodes/gpuUtilization",
+        "nodes gpuUtilizationHistory": f"/v1/nodes/gpuUtilizationHistory?{span}",
+        "nodes gpuUtilizationHistory day": (
+            f"/v1/nodes/gpuUtilizationHistory?start={now - 86400}&end={now}&step=300"
+        ),
+        "clusters overview": "/v1/clusters/overview",
+        "clusters consumers": "/v1/clusters/consumers?page_size=100",
+        "clusters gpuHeatmap": "/v1/clusters/gpuHeatmap",
+        "workloads": "/v1/workloads?page_size=100",
+        "workload": f"/v1/workloads/{workload}",
+        "workload hierarchy": f"/v1/workloads/{workload}/hierarchy",
+        "workload metrics": f"/v1/workloads/{workload}/metrics?{span}",
+        "workloadMetadata": "/v1/workloadMetadata",
+        "storage stat": "/v1/storage/stat",
+        "gpus": "/v1/gpus?page_size=100",
+        "gpus busiest": "/v1/gpus?page_size=100&order_by=utilization&desc=true",
+        "idle now": "/v1/idle?page_size=100",
+        "gpuHours by namespace": f"/v1/gpuHours?group_by=namespace&start={day}&end={day}",
+        "gpuHours by workload": f"/v1/gpuHours?group_by=workload&start={day}&end={day}",
+    }
+
+
+def _biggest_workload(db: Any) -> str:
+    """The top-level workload with the most pods (a PyTorchJob of the scenario)."""
+    table, reference = models.GpuWorkload, models.WorkloadPodReference
+    with database.session(db):
+        row = (
+            table.select(table.uid)
+            .join(reference, on=(reference.workload_uid == table.uid))
+            .where(table.parent_uid == "")
+            .group_by(table.uid)
+            .order_by(peewee.fn.COUNT(reference.pod_uid).desc())
+            .first()
+        )
+    return str(row.uid)
+
+
+def _asked(http: urllib3.HTTPConnectionPool, path: str, times: int) -> dict[str, Any]:
+    latencies, size, status = [], 0, 0
+    for _ in range(times + 1):  # the first answer warms the connection and the caches
+        began = time.perf_counter()
+        answer = http.request("GET", path, headers={"Accept-Encoding": "gzip"})
+        latencies.append((time.perf_counter() - began) * 1000)
+        size, status = len(answer.data), answer.status
+    measured = sorted(latencies[1:])
+    return {
+        "status": status,
+        "p50_ms": round(statistics.median(measured), 2),
+        "p95_ms": round(measured[max(0, round(0.95 * len(measured)) - 1)], 2),
+        "max_ms": round(measured[-1], 2),
+        "bytes": size,
+    }
+
+
+def _serve(db: Any, clock: FakeClock) -> serving.ApiServer:
+    context = Context(db=db, cluster=jobs_data.CLUSTER, max_page_size=1000, wall_time=clock.time)
+    app = create_app(
+        context=context, metrics=RequestMetrics(SelfMetrics(process=False)), tokens=None
+    )
+    server = serving.ApiServer(
+        app, host="127.0.0.1", port=0, limits=serving.ServerLimits(), on_failure=print
+    )
+    asyncio.run(server.start())
+    return server
+
+
+def run(argv: list[str]) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m bench api")
+    parser.add_argument("--requests", type=int, default=20, help="answers measured per route")
+    parser.add_argument("--preset", default="large", help="scenario preset (small for a smoke run)")
+    args = parser.parse_args(argv)
+    with bench_jobs_cycle.stored_cluster(args.preset) as (child, api, db, caches):
+        return _measured(args.requests, child, api, db, caches)
+
+
+def _filled(db: Any, caches: ClusterCaches) -> tuple[FakeClock, list[str], float]:
+    """The agents' rows and one run of the jobs that write what the API reads."""
+    now = datetime.datetime.now(datetime.UTC).replace(second=30, microsecond=0)
+    clock = FakeClock(start_time=now.timestamp())
+    nodes = sorted(str(n["metadata"]["name"]) for n in caches.nodes.cache.objects())
+    held = jobs_data.holdings(caches.pods.cache.objects())
+    began = time.monotonic()
+    jobs_data.agent_rows(db, nodes, held, now, minutes=MINUTES, hours=HOURS)
+    _gpu_hours(db, nodes, now)
+    jobs, idle = bench_jobs_cycle.lens_jobs(caches, db, clock)
+    for name in ("node-info", "gpu-hours", "consumers"):
+        jobs[name]()
+    idle.run()
+    while not idle.caught_up:
+        idle.run()
+    with database.session(db):
+        database.execute(db, "ANALYZE")  # as autovacuum would have by now
+    return clock, nodes, time.monotonic() - began
+
+
+def _gpu_hours(db: Any, nodes: list[str], now: datetime.datetime) -> None:
+    """The GPU-hours the rollup would have made of the last HOURS hours (jobs_data writes
+    their holders only): what a day's series reads."""
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    rows: list[dict[str, object]] = [
+        {
+            "cluster": jobs_data.CLUSTER,
+            "node_name": node,
+            "gpu_uuid": f"GPU-{node}-{index}",
+            "gpu_index": index,
+            "hour": hour - datetime.timedelta(hours=back),
+            "minutes": 60,
+            "samples": 3600,
+            "expected_samples": 3600,
+            "utilization_mean_ratio": 0.6,
+            "vram_used_mean_bytes": 96 * 2**30,
+            "power_mean_watts": 550.0,
+            "energy_minutes": 60,
+            "temperature_max_celsius": 70.0,
+            "idle_seconds": 0.0,
+        }
+        for back in range(1, HOURS + 1)
+        for node in nodes
+        for index in range(8)
+    ]
+    with database.session(db):
+        jobs_data.insert_rows(db, models.GpuHour, rows)
+
+
+def _measured(
+    times: int,
+    child: bench_jobs_cycle.Child,
+    api: kubernetes.client.ApiClient,
+    db: Any,
+    caches: ClusterCaches,
+) -> dict[str, Any]:
+    clock, nodes, setup = _filled(db, caches)
+    server = _serve(db, clock)
+    try:
+        http = urllib3.HTTPConnectionPool("127.0.0.1", server.port, maxsize=1)
+        asked = routes(int(clock.time()), nodes[0], _biggest_workload(db))
+        lens = {name: _asked(http, path, times) for name, path in asked.items()}
+    finally:
+        asyncio.run(server.stop())
+    original = jobs_baseline.Original(
+        api, db, kubelets=child.hello["kubelets"], token=child.hello["token"], cluster="default"
+    )
+    began = time.perf_counter()
+    original.overview()
+    original_ms = (time.perf_counter() - began) * 1000
+    worst = max(route["p95_ms"] for name, route in lens.items() if name not in AGGREGATES)
+    worst_aggregate = max(route["p95_ms"] for name, route in lens.items() if name in AGGREGATES)
+    ratio = original_ms / lens["clusters overview"]["p50_ms"]
+    return {
+        "nodes": len(nodes),
+        "gpus": 8 * len(nodes),
+        "data_setup_seconds": round(setup, 1),
+        "requests_per_route": times,
+        "lens": lens,
+        "original_overview": {
+            "ms": round(original_ms, 1),
+            "requests": original.requests.total,
+            "left_out": "its ~9 Prometheus queries (no Prometheus here)",
+        },
+        "budgets": {
+            "worst_p95_ms": worst,
+            "p95_ok": worst <= P95_BUDGET_MS,
+            "worst_aggregate_p95_ms": worst_aggregate,
+            "aggregate_ok": worst_aggregate <= AGGREGATE_BUDGET_MS,
+            "all_ok_statuses": all(route["status"] == 200 for route in lens.values()),
+            "overview_ratio": round(ratio, 1),
+            "overview_ok": ratio >= OVERVIEW_RATIO_BUDGET,
+        },
+    }
