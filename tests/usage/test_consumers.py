@@ -58,9 +58,7 @@ def test_each_top_level_workload_with_its_pods_gpus_and_own_utilization(
     assert bare.utilization_ratio is None  # no minute of its GPU yet
 
 
-def test_a_page_of_consumers_reads_only_its_own_minutes(
-    db: peewee.Database, held: Minutes
-) -> None:
+def test_a_page_of_consumers_reads_only_its_own_minutes(db: peewee.Database, held: Minutes) -> None:
     _workload("job", "PyTorchJob")
     _pod("worker-0", owner="job", gpus=8)
     _pod("bare", gpus=1)
