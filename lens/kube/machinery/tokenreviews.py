@@ -29,11 +29,15 @@ class Review:
     error: str = ""  # why it does not authenticate, as the API server says
 
 
-def parse_status(status: Any) -> Review:
-    """A Review from a TokenReview's `status` (the client's V1TokenReviewStatus or None)."""
+def parse_status(status: Any, *, audiences: tuple[str, ...] = ()) -> Review:
+    """A Review from a TokenReview's `status` (the client's V1TokenReviewStatus or None). With
+    `audiences` asked for, the token is good only if the status names one of them: an API server
+    may authenticate a token for its own audience alone and say so by naming none."""
     if status is None or not getattr(status, "authenticated", False):
         error = getattr(status, "error", None) or ""
         return Review(authenticated=False, error=str(error))
+    if audiences and not set(audiences) & set(getattr(status, "audiences", None) or ()):
+        return Review(authenticated=False, error="the token is for none of the audiences asked")
     user = getattr(status, "user", None)
     username = str(getattr(user, "username", None) or "")
     groups = getattr(user, "groups", None) or []
@@ -57,4 +61,4 @@ def review(
         )
     except (kubernetes.client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
         raise errors.SourceError(f"token review failed: {apierrors.describe(exc)}") from exc
-    return parse_status(getattr(answer, "status", None))
+    return parse_status(getattr(answer, "status", None), audiences=audiences)

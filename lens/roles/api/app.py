@@ -1,7 +1,7 @@
 """The FastAPI app of `lens api`, made by `create_app` (no module-level app, STYLE S9.3): the
 routers, the docs page and its assets, the envelope's error handlers and the ASGI middleware,
-outermost first: request metrics, error containment, authentication (when tokens are asked
-for), gzip, conditional GETs (ETag).
+outermost first: request metrics, CORS, error containment, authentication (when tokens are
+asked for), gzip, conditional GETs (ETag).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
+from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import BaseRoute
 
@@ -72,5 +73,14 @@ def create_app(
     if tokens is not None:
         app.add_middleware(auth.RequireToken, authenticator=tokens, open_path=docspage.is_open)
     app.add_middleware(envelope.ContainErrors)
+    if context.cors_origins:
+        # Outside the tokens: a browser's preflight carries none.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(context.cors_origins),
+            allow_methods=["GET"],
+            allow_headers=["Authorization", "If-None-Match"],
+            expose_headers=["ETag", "Content-Disposition"],
+        )
     app.add_middleware(MeasureRequests, metrics=metrics, routes=routes)
     return app

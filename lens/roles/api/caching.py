@@ -19,15 +19,17 @@ PREFIX = "/v1/"
 
 
 def entity_tag(body: bytes) -> str:
-    """A strong tag of `body`: the same bytes, the same tag, on every replica."""
-    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    """A weak tag of `body` (the same bytes, the same tag, on every replica): weak because gzip
+    below may send the same answer in another content-coding, which a strong tag may not cover
+    (RFC 9110 8.8.3)."""
+    return 'W/"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
 def matches(if_none_match: str, tag: str) -> bool:
     """Whether an If-None-Match header names `tag` (weak or strong, RFC 9110 13.1.2) or `*`."""
     for candidate in if_none_match.split(","):
         candidate = candidate.strip()
-        if candidate == "*" or candidate.removeprefix("W/") == tag:
+        if candidate == "*" or candidate.removeprefix("W/") == tag.removeprefix("W/"):
             return True
     return False
 

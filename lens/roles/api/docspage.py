@@ -21,7 +21,7 @@ POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; connect-src 'self'"
 )
-OPEN_PATHS = ("/docs", "/openapi.json")  # with /static/: readable without a token
+OPEN_PATHS = ("/docs", "/docs/", "/openapi.json")  # with /static/: readable without a token
 
 
 def vendored() -> dict[str, str]:

@@ -86,6 +86,7 @@ def build(config: Config, process: Process) -> Api:
         wall_time=process.clock.time,
         consumers_window_minutes=config.jobs.consumers_utilization_minutes,
         team_label=config.jobs.team_label,
+        cors_origins=config.api.cors_origins,
     )
     app = create_app(context=context, metrics=RequestMetrics(process.metrics), tokens=tokens)
     limits = serving.ServerLimits(

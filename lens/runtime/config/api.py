@@ -59,6 +59,11 @@ class ApiConfig:
         "Groups a reviewed user must be in (one of them) to read the API, else 403; empty: "
         "any user the API server vouches for.",
     )
+    cors_origins: tuple[str, ...] = setting(
+        ("*",),
+        "Origins whose web pages may call the API from a browser (CORS; the original allowed "
+        "any, *); empty: none. Tokens are sent as headers, never cookies.",
+    )
     max_page_size: int = setting(
         1000, "Largest page_size a list request may ask for.", minimum=1, maximum=100_000
     )

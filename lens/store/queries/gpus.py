@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
+import operator
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from typing import Any
@@ -256,10 +258,13 @@ def list_gpus(
                 )
             )
             nodes = {str(n) for n, _ in keys}
-            uuids = [str(u) for _, u in keys]
-            query = _joined(device.select(*columns), cluster, now, nodes).where(
-                where & device.uuid.in_(uuids) & device.node_name.in_(sorted(nodes))
+            # Each (node, uuid) of the page: a uuid may repeat on another node of the page.
+            chosen = functools.reduce(
+                operator.or_,
+                [(device.node_name == n) & (device.uuid == u) for n, u in keys],
+                peewee.Value(False),
             )
+            query = _joined(device.select(*columns), cluster, now, nodes).where(where & chosen)
             total = _with_node(device.select()).where(where).count()
         else:
             query = _joined(device.select(*columns), cluster, now).where(where)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import peewee
+from playhouse.pool import MaxConnectionsExceeded
 
 from lens.runtime import errors
 from lens.store import database
@@ -40,7 +41,9 @@ def reading(db: peewee.Database) -> Iterator[None]:
     try:
         with database.session(db):
             yield
-    except database.DRIVER_ERRORS as exc:
+    except (*database.DRIVER_ERRORS, MaxConnectionsExceeded) as exc:
+        # Every pooled connection busy past the connect timeout: the store is unavailable
+        # now (a 503 to retry), not a bug.
         raise errors.StoreError(f"read failed: {errors.first_line(exc)}") from exc
 
 

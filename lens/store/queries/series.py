@@ -245,7 +245,10 @@ def cluster_history(db: peewee.Database, *, cluster: str, span: TimeRange) -> Cl
     into one list, REFERENCE.md 15.1 #8). Read from hours once the cluster's minutes in the
     range would be too many rows (timerange.MINUTE_ROWS_AT_MOST)."""
     with reading(db):
-        t = tables(span.resolution(gpus=cluster_gpus(cluster)))
+        gpus = cluster_gpus(cluster)
+        resolution = span.resolution(gpus=gpus)
+        span.check_cluster_rows(gpus=gpus, resolution=resolution)
+        t = tables(resolution)
         rows = list(_cluster_buckets(db, t=t, cluster=cluster, span=span))
         held = held_seconds(db, t=t, cluster=cluster, span=span)
     allocation, utilization, vram = {}, {}, {}

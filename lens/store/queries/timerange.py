@@ -25,6 +25,9 @@ HOUR_SECONDS = 3600
 # progress is in no rollup yet), its last day from hours (PERFORMANCE.md, `bench api`).
 MINUTES_AT_MOST = 3 * 86_400
 MINUTE_ROWS_AT_MOST = 500_000
+# A whole cluster's range read from hours is bounded too: 8,000 GPUs' week is 1.3 million rows
+# (about 2 s); a year would hold a database connection for minutes.
+HOUR_ROWS_AT_MOST = 1_500_000
 _EPOCH_TEXT = "1970-01-01 00:00:00"
 
 
@@ -80,6 +83,19 @@ class TimeRange:
         if gpus * (seconds / 60) > MINUTE_ROWS_AT_MOST:
             return Resolution.HOURS
         return Resolution.MINUTES
+
+    def check_cluster_rows(self, *, gpus: int, resolution: Resolution) -> None:
+        """RangeError on `start` when the whole cluster's rows of the range, `gpus` GPUs at
+        `resolution`, are over what one request may read."""
+        if resolution is not Resolution.HOURS or not gpus:
+            return
+        hours = -(-(self.end - self.start) // HOUR_SECONDS)
+        if gpus * hours > HOUR_ROWS_AT_MOST:
+            days = HOUR_ROWS_AT_MOST // (gpus * 24)
+            raise RangeError(
+                "start",
+                f"the whole cluster's {gpus} GPUs are read over at most {days} days a request",
+            )
 
 
 def _utc(seconds: int) -> datetime.datetime:

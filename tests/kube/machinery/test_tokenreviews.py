@@ -50,6 +50,19 @@ def test_an_api_server_that_fails_is_a_source_error_without_the_token(
     assert all("the-secret-token" not in r.getMessage() for r in caplog.records)
 
 
+def test_a_status_naming_none_of_the_audiences_asked_is_refused() -> None:
+    # An API server may authenticate a token for its own audience only, naming no other.
+    user = kubernetes.client.V1UserInfo(username="alice")
+    status = kubernetes.client.V1TokenReviewStatus(authenticated=True, user=user, audiences=[])
+    assert tokenreviews.parse_status(status) == Review(authenticated=True, username="alice")
+    refused = tokenreviews.parse_status(status, audiences=("lens",))
+    assert not refused.authenticated
+    named = kubernetes.client.V1TokenReviewStatus(
+        authenticated=True, user=user, audiences=["vault", "lens"]
+    )
+    assert tokenreviews.parse_status(named, audiences=("lens",)).authenticated
+
+
 def test_a_status_without_a_user_authenticates_as_nobody() -> None:
     assert tokenreviews.parse_status(None) == Review(authenticated=False)
     status = kubernetes.client.V1TokenReviewStatus(authenticated=True, user=None)

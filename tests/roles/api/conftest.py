@@ -25,6 +25,7 @@ from lens.roles.api.routers.params import Context
 from lens.runtime.config import DatabaseConfig
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database, migrating
+from tests.conftest import new_database
 
 CLUSTER = "c1"
 NOW = datetime.datetime(2026, 11, 21, 5, tzinfo=datetime.UTC)
@@ -120,6 +121,15 @@ def write_pods(db: peewee.Database, *pods: dict[str, object]) -> None:
     recorder.record([Change(type=ChangeType.ADDED, object=p, old=None) for p in pods])
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The routes are tested on SQLite and PostgreSQL: what they read is tested on every engine,
+    MariaDB too, in tests/store/queries (a MariaDB database per route test would cost the suite
+    minutes of migrations)."""
+    with new_database(request.param, tmp_path) as url:
+        yield url
+
+
 def make_client(
     db: peewee.Database,
     *,
@@ -127,8 +137,15 @@ def make_client(
     metrics: RequestMetrics | None = None,
     max_page_size: int = 1000,
     team_label: str = "",
+    cors_origins: tuple[str, ...] = ("*",),
 ) -> TestClient:
-    context = Context(db=db, cluster=CLUSTER, max_page_size=max_page_size, team_label=team_label)
+    context = Context(
+        db=db,
+        cluster=CLUSTER,
+        max_page_size=max_page_size,
+        team_label=team_label,
+        cors_origins=cors_origins,
+    )
     app = create_app(
         context=context,
         metrics=metrics or RequestMetrics(SelfMetrics(process=False)),

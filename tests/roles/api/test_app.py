@@ -3,14 +3,16 @@ with its error answers, gzip for large answers, errors in the envelope whatever 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import peewee
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from lens.roles.api import docspage
+from lens.roles.api import auth, docspage
 from lens.roles.api.app import GZIP_MINIMUM_BYTES, api_routers
-from tests.roles.api.conftest import error, node, write_nodes
+from tests.roles.api.conftest import error, make_client, node, write_nodes
 
 
 def _routes() -> list[APIRoute]:
@@ -31,6 +33,7 @@ def test_every_v1_route_is_in_the_schema_with_its_errors(sqlite_client: TestClie
             continue
         answers = schema["paths"][route.path]["get"]["responses"]
         assert {"200", "400", "401", "403", "503"} <= set(answers), route.path
+        assert "422" not in answers, route.path  # a refused parameter is a 400, not FastAPI's
     assert "/docs" not in schema["paths"]
 
 
@@ -66,3 +69,33 @@ def test_a_control_character_anywhere_is_a_400_naming_its_parameter(
 ) -> None:
     # A NUL reached PostgreSQL, whose driver refused it with an error that became a 500.
     assert error(client.get(path), 400) == f"{parameter}: control characters are not allowed"
+
+
+def test_browsers_of_the_allowed_origins_may_call_it(
+    sqlite_db: peewee.Database, tmp_path: Path
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("a" * 64 + "\n")
+    authenticator = auth.Authenticator(digests=auth.configured(str(tokens), key="k"))
+    client = make_client(sqlite_db, tokens=authenticator, cors_origins=("https://grafana.example",))
+    preflight = client.options(
+        "/v1/nodes",
+        headers={
+            "Origin": "https://grafana.example",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "authorization",
+        },
+    )
+    # Answered before the tokens: a preflight carries none.
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://grafana.example"
+    refused = client.get("/v1/nodes", headers={"Origin": "https://grafana.example"})
+    assert refused.status_code == 401
+    assert refused.headers["access-control-allow-origin"] == "https://grafana.example"
+    other = client.get("/v1/nodes", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+    closed = make_client(sqlite_db, cors_origins=())
+    assert (
+        "access-control-allow-origin"
+        not in closed.get("/v1/nodes", headers={"Origin": "https://grafana.example"}).headers
+    )

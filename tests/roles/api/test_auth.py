@@ -99,6 +99,7 @@ def test_requests_need_a_good_token(
     # The schema, the docs page and its assets hold nothing of the cluster.
     assert client.get("/openapi.json").status_code == 200
     assert client.get("/docs").status_code == 200
+    assert client.get("/docs/", follow_redirects=False).status_code == 307
     good = {"Authorization": f"Bearer {TOKEN}"}
     assert data(client.get("/v1/nodes", headers=good)) == {"data": [], "total": 0}
     logged = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)

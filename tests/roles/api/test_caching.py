@@ -12,7 +12,7 @@ from tests.roles.api.conftest import error, node, write_nodes
 
 def test_a_tag_is_the_bodys() -> None:
     assert caching.entity_tag(b"a") == caching.entity_tag(b"a") != caching.entity_tag(b"b")
-    assert caching.entity_tag(b"a").startswith('"') and caching.entity_tag(b"a").endswith('"')
+    assert caching.entity_tag(b"a").startswith('W/"') and caching.entity_tag(b"a").endswith('"')
 
 
 @pytest.mark.parametrize(
@@ -20,7 +20,7 @@ def test_a_tag_is_the_bodys() -> None:
     [('"t"', True), ('W/"t"', True), ('"x", "t"', True), ("*", True), ('"x"', False), ("", False)],
 )
 def test_if_none_match_lists(header: str, matched: bool) -> None:
-    assert caching.matches(header, '"t"') is matched
+    assert caching.matches(header, 'W/"t"') is matched
 
 
 def test_an_unchanged_answer_is_a_304_and_a_changed_one_is_sent(

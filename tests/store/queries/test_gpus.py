@@ -123,3 +123,23 @@ def test_only_allowed_columns_sort() -> None:
     with pytest.raises(ValueError, match="not sorted by"):
         gpus.GpuSort(column="gpu_devices.uuid")
     assert {gpus.GpuSort(column=c).column for c in gpus.SORTABLE} == set(gpus.SORTABLE)
+
+
+def test_a_uuid_on_two_nodes_of_a_page_is_each_nodes_once(db: peewee.Database) -> None:
+    # Older rows name GPUs "index:N" on every node: a page's GPUs are its (node, uuid) pairs.
+    write_gpus(db, "node-1", (gpu(0, uuid="index:0"), gpu(1, uuid="index:1")))
+    write_gpus(db, "node-2", (gpu(0, uuid="index:0"),))
+    found = gpus.list_gpus(
+        db,
+        cluster=CLUSTER,
+        wanted=gpus.GpuFilter(),
+        sort=gpus.GpuSort(),
+        page=Page(offset=1, limit=2),
+        now=at(T0),
+    )
+    # Not node-1's index:0 as well, which the page's nodes and uuids would both let in.
+    assert [(r.node_name, r.uuid) for r in found.rows] == [
+        ("node-1", "index:1"),
+        ("node-2", "index:0"),
+    ]
+    assert found.total == 3

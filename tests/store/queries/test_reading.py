@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import threading
+
 import peewee
 import pytest
 
 from lens.runtime import errors
-from lens.store import models
+from lens.runtime.config import DatabaseConfig
+from lens.store import database, migrating, models
 from lens.store.queries import nodes
 from lens.store.queries.reading import Page, contains, reading
+from tests.conftest import close_all
 from tests.roles.api.conftest import CLUSTER, node, write_nodes
 
 
@@ -44,3 +48,29 @@ def test_a_database_that_cannot_be_opened_is_a_store_error() -> None:
     broken = peewee.SqliteDatabase("/nonexistent/dir/lens.db")
     with pytest.raises(errors.StoreError):
         nodes.get_node(broken, cluster=CLUSTER, name="x")
+
+
+@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+def test_every_pooled_connection_busy_is_a_store_error(empty_database_url: str) -> None:
+    # It was a ValueError of the pool, answered 500 as a bug; the store is busy: a 503.
+    config = DatabaseConfig(url=empty_database_url, max_connections=1, connect_timeout_seconds=0.1)
+    busy = database.open_database(config)
+    migrating.migrate(busy)
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with database.session(busy):
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with pytest.raises(errors.StoreError):
+            nodes.get_node(busy, cluster=CLUSTER, name="x")
+    finally:
+        release.set()
+        holder.join(10)
+        close_all(busy)

@@ -44,10 +44,10 @@ def test_hours_weigh_the_seconds_held(db: peewee.Database) -> None:
 
 
 def test_a_large_workloads_long_range_reads_hours(db: peewee.Database) -> None:
-    """A day of minutes of 70 GPUs would be 100,800 rows: too many, hours are read."""
-    write_workload(db, "big", [f"p{i}" for i in range(70)])
+    """70 hours of minutes of 120 GPUs would be 504,000 rows: too many, hours are read."""
+    write_workload(db, "big", [f"p{i}" for i in range(120)])
     write_minutes(db, "gpu-a", [gpu_minute(S, 0, held=[("p7", 60)], power_mean_watts=500.0)])
-    span = TimeRange(start=S - 82_800, end=S + 3600, step=60)
+    span = TimeRange(start=S - 248_400, end=S + 3600, step=60)
     found = seriesworkloads.workload_metrics(db, cluster="c1", uid="big", span=span)
     assert found is not None and found.power == ()
     roll_up(db)

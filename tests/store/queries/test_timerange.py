@@ -72,3 +72,16 @@ def test_the_bucket_expression_is_floor_on_every_engine(db: peewee.Database) -> 
         with reading(db):
             found = [int(b) for (b,) in table.select(number).order_by(table.iteration).tuples()]
         assert found == [int(o // step) for o in offsets], step
+
+
+def test_a_whole_clusters_range_of_hours_is_bounded() -> None:
+    week = TimeRange(start=0, end=7 * DAY, step=3600)
+    week.check_cluster_rows(gpus=8000, resolution=Resolution.HOURS)  # 1,344,000 rows
+    year = TimeRange(start=0, end=365 * DAY, step=86400)
+    with pytest.raises(RangeError) as refused:
+        year.check_cluster_rows(gpus=8000, resolution=Resolution.HOURS)
+    assert refused.value.parameter == "start"
+    assert str(refused.value) == (
+        "start: the whole cluster's 8000 GPUs are read over at most 7 days a request"
+    )
+    year.check_cluster_rows(gpus=8, resolution=Resolution.HOURS)  # a small cluster's year

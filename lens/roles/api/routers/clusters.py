@@ -15,21 +15,15 @@ from lens.roles.api.schemas import clusters as payloads
 from lens.store.queries import clusters
 
 
-def _percent(part: int | None, whole: int | None) -> float | None:
-    if part is None or not whole:
-        return None
-    return 100.0 * part / whole
-
-
 def overview_payload(figures: clusters.ClusterOverview) -> payloads.ClusterOverview:
     storage = figures.storage
     return payloads.ClusterOverview(
         total_space=storage.total_bytes,
         used_space=storage.used_bytes,
-        usage_percentage=_percent(storage.used_bytes, storage.total_bytes),
+        usage_percentage=storage.usage_percent,
         total_inodes=storage.total_inodes,
         used_inodes=storage.used_inodes,
-        inodes_usage_percentage=_percent(storage.used_inodes, storage.total_inodes),
+        inodes_usage_percentage=storage.inodes_usage_percent,
         read_bandwidth=None,
         write_bandwidth=None,
         total_tx=None,

@@ -4,6 +4,7 @@ store through store/queries/nodes.py and devices.py, shaped as the original's pa
 
 from __future__ import annotations
 
+import datetime
 import enum
 from typing import Annotated
 
@@ -14,7 +15,7 @@ from lens.roles.api.envelope import NotFoundError
 from lens.roles.api.routers import params
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import nodes as payloads
-from lens.store.queries import devices, nodes
+from lens.store.queries import devices, gpus, nodes
 from lens.store.queries.reading import Page
 
 NodeOrder = enum.Enum(  # type: ignore[misc]  # the functional API: one list of allowed columns
@@ -30,6 +31,7 @@ STATUS_COLORS = {"Ready": "green", "NotReady": "red", "Unknown": "yellow", "Dele
 Cluster = Annotated[str, Depends(params.cluster)]
 Paged = Annotated[Page, Depends(params.page)]
 Context = Annotated[params.Context, Depends(params.context)]
+Now = Annotated[datetime.datetime, Depends(params.now)]
 NodeName = Annotated[str, Path(min_length=1, max_length=253, description="The node's name.")]
 
 
@@ -95,26 +97,47 @@ def get_node(
 
 
 def gpu_devices(
-    ctx: Context, cluster: Cluster, name: NodeName
+    ctx: Context, cluster: Cluster, name: NodeName, now: Now
 ) -> base.Envelope[list[payloads.GpuDeviceInfo]]:
-    """The GPUs on a node now, by index ([] for a node without any; 404 for an unknown one)."""
+    """The GPUs on a node now, by index, with the figures of their latest minute (null: none
+    recent); [] for a node without any; 404 for an unknown one."""
     found = devices.gpu_devices(ctx.db, cluster=cluster, node_name=name)
     if found is None:
         raise NotFoundError(f"node {name}")
-    return envelope.ok(
-        [
+    live = _live(ctx, cluster, name, len(found), now)
+    shown = []
+    for gpu in found:
+        latest = live.get(gpu.uuid)
+        utilization = None if latest is None else latest.utilization_ratio
+        shown.append(
             payloads.GpuDeviceInfo(
                 deviceId=gpu.gpu_id,
                 uuid=gpu.uuid,
                 model=gpu.gpu_model,
                 memory=None if gpu.memory_mib is None else f"{gpu.memory_mib // 1024}GB",
-                utilization=gpu.utilization,
-                temperature=gpu.temperature,
-                power=gpu.power,
+                utilization=None if utilization is None else 100.0 * utilization,
+                temperature=None if latest is None else latest.temperature_celsius,
+                power=None if latest is None else latest.power_watts,
             )
-            for gpu in found
-        ]
+        )
+    return envelope.ok(shown)
+
+
+def _live(
+    ctx: Context, cluster: str, name: str, count: int, now: datetime.datetime
+) -> dict[str, gpus.GpuRecord]:
+    """The node's GPUs' latest fresh minutes, by uuid (as /v1/gpus reads them)."""
+    if not count:
+        return {}
+    found = gpus.list_gpus(
+        ctx.db,
+        cluster=cluster,
+        wanted=gpus.GpuFilter(node=name),
+        sort=gpus.GpuSort(column="node"),
+        page=Page(limit=count),
+        now=now,
     )
+    return {row.uuid: row for row in found.rows}
 
 
 def changelog(

@@ -35,6 +35,7 @@ class Context:
     # The window of the consumers' utilization: the jobs', so the API and the gauges agree.
     consumers_window_minutes: int = 5
     team_label: str = ""  # the label the jobs keep GPU-hours by (jobs.team_label)
+    cors_origins: tuple[str, ...] = ("*",)  # api.cors_origins
 
     def now(self) -> datetime.datetime:
         return datetime.datetime.fromtimestamp(self.wall_time(), datetime.UTC)
@@ -93,9 +94,14 @@ def page(
 def declare_limits(openapi: dict[str, Any], most: int) -> dict[str, Any]:
     """`openapi` with what holds for every route said on each parameter: page_size at most the
     configured largest page (api.max_page_size, the process's, not the routes'), and no
-    control character in any text (`printable`, an app-wide dependency)."""
+    control character in any text (`printable`, an app-wide dependency). FastAPI's 422 goes:
+    a refused parameter is a 400 in the envelope (envelope.py)."""
+    schemas = openapi.get("components", {}).get("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
     for operations in openapi.get("paths", {}).values():
         for operation in operations.values():
+            operation.get("responses", {}).pop("422", None)
             for parameter in operation.get("parameters", []):
                 schema = parameter.setdefault("schema", {})
                 if parameter.get("name") == "page_size" and parameter.get("in") == "query":

@@ -125,7 +125,10 @@ def utilization_history(
 ) -> base.Envelope[payloads.UtilizationHistory]:
     """The cluster's allocation, utilization and VRAM utilization per step: one point per
     step for the cluster (the original concatenated every node's VRAM series into one list)."""
-    found = series.cluster_history(ctx.db, cluster=cluster, span=window)
+    try:
+        found = series.cluster_history(ctx.db, cluster=cluster, span=window)
+    except timerange.RangeError as exc:
+        raise ParameterError(exc.parameter, exc.problem) from exc
     return envelope.ok(
         payloads.UtilizationHistory(
             allocationRate=_points(found.allocation),

@@ -189,12 +189,6 @@ def workload_metadata(ctx: Context, cluster: Cluster) -> base.Envelope[payloads.
     )
 
 
-def _percent(part: int | None, whole: int | None) -> float | None:
-    if part is None or not whole:
-        return None
-    return 100.0 * part / whole
-
-
 def storage_stat(ctx: Context, cluster: Cluster) -> base.Envelope[payloads.StorageStat]:
     """The cluster's storage backends summed (the original read only the newest one)."""
     sums = storage.storage_totals(ctx.db, cluster=cluster)
@@ -202,10 +196,10 @@ def storage_stat(ctx: Context, cluster: Cluster) -> base.Envelope[payloads.Stora
         payloads.StorageStat(
             total_space=sums.total_bytes,
             used_space=sums.used_bytes,
-            usage_percentage=_percent(sums.used_bytes, sums.total_bytes),
+            usage_percentage=sums.usage_percent,
             total_inodes=sums.total_inodes,
             used_inodes=sums.used_inodes,
-            inodes_usage_percentage=_percent(sums.used_inodes, sums.total_inodes),
+            inodes_usage_percentage=sums.inodes_usage_percent,
             read_bandwidth=None,
             write_bandwidth=None,
         )

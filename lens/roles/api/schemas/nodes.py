@@ -47,9 +47,11 @@ class GpuDeviceInfo(BaseModel):
     uuid: str
     model: str
     memory: str | None = Field(description='VRAM as "<GiB>GB"; null: unknown.')
-    utilization: float | None
-    temperature: float | None
-    power: float | None
+    utilization: float | None = Field(
+        description="Percent, the GPU's latest minute (null: none in the last minutes)."
+    )
+    temperature: float | None = Field(description="°C, the hottest sensor in that minute.")
+    power: float | None = Field(description="Watts, the mean of that minute.")
 
 
 class DeviceChange(BaseModel):

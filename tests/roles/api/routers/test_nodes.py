@@ -19,6 +19,7 @@ from tests.roles.api.conftest import (
     write_gpus,
     write_nodes,
 )
+from tests.roles.api.seriesrows import S, at, at_wall_time, gpu_minute, write_minutes
 
 
 def _three_nodes(db: peewee.Database) -> None:
@@ -121,6 +122,25 @@ def test_gpu_devices_in_index_order_without_the_ones_gone(
         for index in (0, 1)
     ]
     assert data(client.get("/v1/nodes/gpu-empty/gpuDevices")) == []
+    # The figures are those of each GPU's latest minute of the last few (none: null).
+    minute = gpu_minute(
+        S + 3000,
+        1,
+        utilization_mean_ratio=0.25,
+        power_mean_watts=310.5,
+        temperatures=[("junction", 71.0), ("edge", 55.0)],
+    )
+    write_minutes(db, "gpu-a", [minute])
+    at_wall_time(client, at(S + 3000 + 150))
+    one = data(client.get("/v1/nodes/gpu-a/gpuDevices"))
+    assert isinstance(one, list)
+    assert [(d["utilization"], d["temperature"], d["power"]) for d in one] == [
+        (None, None, None),
+        (25.0, 71.0, 310.5),
+    ]
+    at_wall_time(client, at(S + 3000 + 3600))  # an hour later: no recent minute
+    later = data(client.get("/v1/nodes/gpu-a/gpuDevices"))
+    assert isinstance(later, list) and {d["power"] for d in later} == {None}
     assert isinstance(data(client.get("/v1/nodes/agent-only/gpuDevices")), list)
     assert error(client.get("/v1/nodes/nowhere/gpuDevices"), 404)
 
