@@ -1,5 +1,6 @@
-"""The parameters every /v1 route shares: the cluster (default: this process's), the original's
-pagination (`page_num`, `page_size`), and the route's context (database, limits) from the app.
+"""What every /v1 route shares: the cluster (default: this process's), the original's pagination
+(`page_num`, `page_size`), the route's context (database, limits, clock) from the app, the rule
+against control characters in any parameter, and those limits said in the OpenAPI schema.
 """
 
 from __future__ import annotations
