@@ -9,23 +9,17 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from lens.roles.api import envelope
-from lens.roles.api.routers import params
+from lens.roles.api.routers import params, workloads
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import clusters as payloads
 from lens.store.queries import clusters
 
 
 def overview_payload(figures: clusters.ClusterOverview) -> payloads.ClusterOverview:
-    storage = figures.storage
+    # The original embedded its StorageStat in the overview: the same figures, flat.
+    stat = workloads.storage_payload(figures.storage)
     return payloads.ClusterOverview(
-        total_space=storage.total_bytes,
-        used_space=storage.used_bytes,
-        usage_percentage=storage.usage_percent,
-        total_inodes=storage.total_inodes,
-        used_inodes=storage.used_inodes,
-        inodes_usage_percentage=storage.inodes_usage_percent,
-        read_bandwidth=None,
-        write_bandwidth=None,
+        **stat.model_dump(),
         total_tx=None,
         total_rx=None,
         totalNodes=figures.total_nodes,

@@ -189,21 +189,23 @@ def workload_metadata(ctx: Context, cluster: Cluster) -> base.Envelope[payloads.
     )
 
 
+def storage_payload(sums: storage.StorageTotals) -> payloads.StorageStat:
+    """The original's StorageStat of the storage sums (also embedded in the overview)."""
+    return payloads.StorageStat(
+        total_space=sums.total_bytes,
+        used_space=sums.used_bytes,
+        usage_percentage=sums.usage_percent,
+        total_inodes=sums.total_inodes,
+        used_inodes=sums.used_inodes,
+        inodes_usage_percentage=sums.inodes_usage_percent,
+        read_bandwidth=None,
+        write_bandwidth=None,
+    )
+
+
 def storage_stat(ctx: Context, cluster: Cluster) -> base.Envelope[payloads.StorageStat]:
     """The cluster's storage backends summed (the original read only the newest one)."""
-    sums = storage.storage_totals(ctx.db, cluster=cluster)
-    return envelope.ok(
-        payloads.StorageStat(
-            total_space=sums.total_bytes,
-            used_space=sums.used_bytes,
-            usage_percentage=sums.usage_percent,
-            total_inodes=sums.total_inodes,
-            used_inodes=sums.used_inodes,
-            inodes_usage_percentage=sums.inodes_usage_percent,
-            read_bandwidth=None,
-            write_bandwidth=None,
-        )
-    )
+    return envelope.ok(storage_payload(storage.storage_totals(ctx.db, cluster=cluster)))
 
 
 def node_workloads(
