@@ -17,6 +17,7 @@ for raw objects, and cannot tell a dead stream from a quiet one. Here:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -135,7 +136,10 @@ class Reflector:
         self._settled.set()
         response = self._response
         if response is not None:
-            response.shutdown()  # wakes a read blocked on the socket
+            # The watch thread may have closed or released this response a moment ago (a
+            # timed-out read closes the socket): then no read is blocked on it to wake.
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                response.shutdown()  # wakes a read blocked on the socket
         if self._thread is not None:
             self._thread.join(timeout)
 

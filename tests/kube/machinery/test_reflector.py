@@ -3,6 +3,8 @@ failing watches, and an API server restart that loses the history."""
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 import time
 from collections import Counter
@@ -10,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 import kubernetes
 import pytest
+import urllib3
 
 from lens.kube.machinery.cache import Change, ObjectCache
 from lens.kube.machinery.reflector import Reflector, WatchSettings
@@ -166,6 +169,23 @@ def test_stop_is_prompt_even_on_a_quiet_stream(
     began = time.monotonic()
     reflector.stop()
     assert time.monotonic() - began < 3.0
+
+
+def test_stop_copes_with_a_stream_whose_socket_just_closed(
+    start: Callable[..., tuple[Reflector, Seen]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch that times out has its socket closed by urllib3 just before the reflector lets
+    go of the response (seen in CI): a stop() at that moment meets EBADF, and must still stop
+    the reflector rather than raise."""
+    reflector, _ = start(stall_seconds=60.0)
+    time.sleep(0.3)  # in the watch, waiting for the next line
+
+    def closed(response: urllib3.response.HTTPResponse) -> None:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    monkeypatch.setattr(urllib3.response.HTTPResponse, "shutdown", closed)
+    reflector.stop(timeout=0.5)  # raised OSError: [Errno 9] Bad file descriptor
+    monkeypatch.undo()
 
 
 def test_after_each_listing_the_hook_sees_the_cache_as_listed(
