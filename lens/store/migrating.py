@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import datetime
 import fcntl
+import hashlib
 import logging
 import os
 import time
@@ -32,7 +33,7 @@ HISTORY_TABLE = "lens_schema_migrations"
 
 # Any constant works; this is "lens" in ASCII, so it is recognisable in pg_locks.
 _PG_LOCK_KEY = 0x6C656E73
-_MYSQL_LOCK_NAME = "lens_schema_migrations"
+_MYSQL_LOCK_PREFIX = "lens_schema_migrations_"
 _POLL_SECONDS = 0.2
 
 
@@ -126,12 +127,21 @@ def _lock(db: peewee.Database, *, timeout: float) -> Iterator[None]:
             what="MariaDB named lock",
             acquire="SELECT GET_LOCK(%s, 0)",
             release="SELECT RELEASE_LOCK(%s)",
-            name=_MYSQL_LOCK_NAME,
+            name=mysql_lock_name(str(db.database)),
         ):
             yield
     else:
         with _file_lock(db.database, timeout):
             yield
+
+
+def mysql_lock_name(database_name: str) -> str:
+    """The MariaDB named lock migrating `database_name` holds. MariaDB's names are the whole
+    server's (PostgreSQL's advisory locks are per database), so each database gets its own:
+    two Lens installations sharing a server migrate without waiting for each other. A digest
+    keeps it within MariaDB's 64 characters."""
+    digest = hashlib.sha256(database_name.encode()).hexdigest()[:32]
+    return _MYSQL_LOCK_PREFIX + digest
 
 
 def _wait(acquire: Callable[[], bool], timeout: float, what: str) -> None:

@@ -18,6 +18,7 @@ import pytest
 from lens.runtime import errors
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models
+from tests.conftest import new_database
 
 SHIPPED = sorted(p.stem for p in migrating.MIGRATIONS_DIR.glob("[0-9]*.py"))
 
@@ -138,7 +139,7 @@ def _hold_lock(url: str) -> Iterator[None]:
             host=parts.host, port=parts.port, user=parts.user, database=parts.database
         )
         with conn.cursor() as cursor:
-            cursor.execute("SELECT GET_LOCK(%s, 0)", (migrating._MYSQL_LOCK_NAME,))
+            cursor.execute("SELECT GET_LOCK(%s, 0)", (migrating.mysql_lock_name(parts.database),))
         try:
             yield
         finally:
@@ -158,6 +159,18 @@ def test_migrate_waits_for_the_lock_and_gives_up_after_its_timeout(empty_databas
     ):
         migrating.migrate(db, lock_timeout=0.3)
     assert migrating.pending(db) == SHIPPED
+
+
+def test_another_databases_migration_does_not_wait(empty_database_url: str, tmp_path: Path) -> None:
+    """Each database has its own lock (MariaDB's named locks are the server's: the name says
+    which database)."""
+    engine = database.engine_of(_open(empty_database_url))
+    with new_database(engine, tmp_path) as other_url, _hold_lock(empty_database_url):
+        other = _open(other_url)
+        try:
+            assert migrating.migrate(other, lock_timeout=0.3) == SHIPPED
+        finally:
+            database.close_all(other)
 
 
 def test_migrate_proceeds_once_the_lock_is_released(empty_database_url: str) -> None:
