@@ -37,6 +37,7 @@ class Context:
     consumers_window_minutes: int = 5
     team_label: str = ""  # the label the jobs keep GPU-hours by (jobs.team_label)
     cors_origins: tuple[str, ...] = ("*",)  # api.cors_origins
+    simulated: bool = False  # the cluster is `lens demo`'s
 
     def now(self) -> datetime.datetime:
         return datetime.datetime.fromtimestamp(self.wall_time(), datetime.UTC)

@@ -1,0 +1,15 @@
+"""The payload of /v1/about: what a client (the dashboard) needs to know of this API."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class About(BaseModel):
+    version: str = Field(description="Lens's version.")
+    cluster: str = Field(description="The cluster a request naming none reads.")
+    team_label: str = Field(description="The label GPU-hours are kept by as teams ('' : none).")
+    gpu_hours_labels: list[str] = Field(
+        description="Every label key /v1/gpuHours can group by (`label:<key>`)."
+    )
+    simulated: bool = Field(description="The cluster is simulated (`lens demo`).")

@@ -1,0 +1,12 @@
+"""/v1/about's payload: every field required, so a client can rely on each."""
+
+from __future__ import annotations
+
+from lens.roles.api.schemas.about import About
+
+
+def test_every_field_is_required() -> None:
+    schema = About.model_json_schema()
+    assert set(schema["required"]) == set(About.model_fields)
+    about = About(version="1", cluster="c1", team_label="", gpu_hours_labels=[], simulated=False)
+    assert about.model_dump()["simulated"] is False
