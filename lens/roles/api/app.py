@@ -14,9 +14,9 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import BaseRoute
 
 import lens
-from lens.roles.api import auth, caching, docspage, envelope
+from lens.roles.api import auth, caching, dashboard, docspage, envelope
 from lens.roles.api.requestmetrics import MeasureRequests, RequestMetrics
-from lens.roles.api.routers import clusters, nodes, params, series, usage, workloads
+from lens.roles.api.routers import about, clusters, nodes, params, series, usage, workloads
 
 DESCRIPTION = (
     "Lens's REST API: the original Primus-Lens paths and payloads, read from Lens's tables, "
@@ -35,7 +35,12 @@ def api_routers() -> tuple[APIRouter, ...]:
         usage.router(),
         nodes.router(),
         clusters.router(),
+        about.router(),
     )
+
+
+def _is_open(path: str) -> bool:
+    return docspage.is_open(path) or dashboard.is_open(path)
 
 
 def create_app(
@@ -65,13 +70,14 @@ def create_app(
         app.include_router(made)
         routes.extend(made.routes)
     docspage.install(app)
-    routes.extend(r for r in app.router.routes if hasattr(r, "path"))  # the docs and assets
+    dashboard.install(app)
+    routes.extend(r for r in app.router.routes if hasattr(r, "path"))  # docs, dashboard, assets
     envelope.install_handlers(app)
     # add_middleware wraps what was added before: the last added runs first.
     app.add_middleware(caching.ConditionalGet)
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES)
     if tokens is not None:
-        app.add_middleware(auth.RequireToken, authenticator=tokens, open_path=docspage.is_open)
+        app.add_middleware(auth.RequireToken, authenticator=tokens, open_path=_is_open)
     app.add_middleware(envelope.ContainErrors)
     if context.cors_origins:
         # Outside the tokens: a browser's preflight carries none.

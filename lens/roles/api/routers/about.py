@@ -30,6 +30,7 @@ def about(
             team_label=ctx.team_label,
             gpu_hours_labels=sorted(kept),
             simulated=ctx.simulated,
+            max_page_size=ctx.max_page_size,
         )
     )
 

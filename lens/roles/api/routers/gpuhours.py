@@ -151,6 +151,7 @@ def _check_label(ctx: params.Context, cluster: str, group_by: gpuhours.GroupBy) 
 
 def gpu_hours(
     request: Request,
+    response: Response,
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
     page: Annotated[Page, Depends(params.page)],
@@ -187,13 +188,15 @@ def gpu_hours(
     listed = payloads.GpuHoursList(
         data=[row_payload(row) for row in found.rows], total=found.total, start=start, end=end
     )
+    # The same URL answers JSON or CSV by Accept: a cache must keep them apart.
     if not as_csv:
+        response.headers["Vary"] = "Accept"
         return envelope.ok(listed)
     disposition = f'attachment; filename="{csv_filename(cluster, grouping, days)}"'
     return Response(
         render_csv(listed),
         media_type=CSV_MEDIA_TYPE,
-        headers={"Content-Disposition": disposition},
+        headers={"Content-Disposition": disposition, "Vary": "Accept"},
     )
 
 

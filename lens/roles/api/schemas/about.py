@@ -13,3 +13,6 @@ class About(BaseModel):
         description="Every label key /v1/gpuHours can group by (`label:<key>`)."
     )
     simulated: bool = Field(description="The cluster is simulated (`lens demo`).")
+    max_page_size: int = Field(
+        description="The largest page_size a list takes (api.max_page_size)."
+    )

@@ -20,6 +20,7 @@ def test_about_an_empty_store(db: peewee.Database) -> None:
         "team_label": "team",
         "gpu_hours_labels": ["team"],
         "simulated": False,
+        "max_page_size": 1000,
     }
 
 
@@ -32,6 +33,7 @@ def test_labels_gpu_hours_were_kept_by_and_another_cluster(db: peewee.Database) 
         "team_label": "",
         "gpu_hours_labels": ["team"],
         "simulated": False,
+        "max_page_size": 1000,
     }
     other = data(client.get("/v1/about?cluster=other"))
     assert isinstance(other, dict)

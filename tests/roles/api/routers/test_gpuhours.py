@@ -166,6 +166,9 @@ def test_csv_with_accept_text_csv(db: peewee.Database, client: TestClient) -> No
     answer = client.get("/v1/gpuHours", params=query, headers={"Accept": "text/csv"})
     assert answer.status_code == 200
     assert answer.headers["content-type"] == "text/csv; charset=utf-8"
+    as_json = client.get("/v1/gpuHours", params=query)
+    for said in (answer, as_json):  # one URL, two media types: caches keep them apart
+        assert "Accept" in said.headers["vary"]
     assert answer.headers["content-disposition"] == (
         'attachment; filename="gpu-hours-c1-2026-11-21-2026-11-22-workload.csv"'
     )

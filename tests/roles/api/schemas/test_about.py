@@ -8,5 +8,12 @@ from lens.roles.api.schemas.about import About
 def test_every_field_is_required() -> None:
     schema = About.model_json_schema()
     assert set(schema["required"]) == set(About.model_fields)
-    about = About(version="1", cluster="c1", team_label="", gpu_hours_labels=[], simulated=False)
+    about = About(
+        version="1",
+        cluster="c1",
+        team_label="",
+        gpu_hours_labels=[],
+        simulated=False,
+        max_page_size=1000,
+    )
     assert about.model_dump()["simulated"] is False

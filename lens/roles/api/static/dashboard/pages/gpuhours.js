@@ -1,0 +1,100 @@
+// GPU-hours held and used per namespace, workload or team (a label), over whole UTC days,
+// with the same rows as CSV.
+import { get, getCsv, pageSize } from "../api.js";
+import { figure, filter, h, pager, progress, table, urlSort } from "../dom.js";
+import * as format from "../format.js";
+import * as view from "../view.js";
+
+export const TITLE = "GPU-hours";
+const WANTED = 100; // rows a page
+const DAYS = { today: 0, "7d": 6, "30d": 29 };
+
+function isoDay(date) {
+  return date.toISOString().slice(0, 10);
+}
+
+function groupText(group) {
+  if (group.kind === "workload" && group.workload) return `${group.workload.namespace}/${group.workload.name} (${group.workload.kind})`;
+  return group.value || "(none)";
+}
+
+function download(text, name) {
+  const address = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+  const anchor = h("a", { href: address, download: name });
+  document.body.append(anchor);
+  anchor.click();
+  anchor.remove();
+  setTimeout(() => URL.revokeObjectURL(address), 10_000);
+}
+
+export async function render({ params }) {
+  const sort = urlSort(params, "held_gpu_hours", true);
+  const page = view.integer(params, "page", 1, 1);
+  const size = pageSize(WANTED);
+  const span = view.choice(params, "days", DAYS, "7d");
+  const groupBy = params.get("group_by") || "namespace";
+  const today = new Date();
+  const first = new Date(today.getTime() - DAYS[span] * 86400 * 1000);
+  const query = { start: isoDay(first), end: isoDay(today), group_by: groupBy };
+  const [about, hours] = await Promise.all([
+    get("/v1/about"),
+    get("/v1/gpuHours", { ...query, order_by: sort.key, desc: sort.desc, page_num: page, page_size: size }),
+  ]);
+  const columns = [
+    { label: groupBy.startsWith("label:") ? groupBy.slice(6) : groupBy, sort: "group", cell: (r) => groupText(r.group) },
+    { label: "GPU model", sort: "gpu_model", cell: (r) => r.gpu_model || "—" },
+    { label: "held GPU-hours", sort: "held_gpu_hours", numeric: true, cell: (r) => figure("held", r.held_gpu_hours, format.hours(r.held_gpu_hours, 2)) },
+    { label: "used GPU-hours", sort: "used_gpu_hours", numeric: true, cell: (r) => figure("used", r.used_gpu_hours, format.hours(r.used_gpu_hours, 2)) },
+    {
+      label: "used of held",
+      cell: (r) => (r.measured_gpu_hours > 0 ? progress(r.used_gpu_hours / r.measured_gpu_hours) : h("span", { class: "quiet", text: "not measured" })),
+    },
+  ];
+  const problem = h("span", { class: "error-text", "data-export-error": "" });
+  const exportCsv = h("button", {
+    type: "button",
+    "data-export": "csv",
+    onclick: async () => {
+      problem.textContent = "";
+      try {
+        // Every row, in the table's order (the CSV has no pages).
+        const csv = await getCsv("/v1/gpuHours", { ...query, order_by: sort.key, desc: sort.desc });
+        download(csv, `gpu-hours-${query.start}-${query.end}.csv`);
+      } catch (error) {
+        problem.textContent = `export failed: ${error.message}`;
+      }
+    },
+    text: "Export CSV",
+  });
+  const groupChoices = [
+    ["namespace", "namespace"],
+    ["workload", "workload"],
+    ...about.gpu_hours_labels.map((key) => [`label:${key}`, key === about.team_label ? `team (${key})` : `label ${key}`]),
+  ];
+  return h(
+    "div",
+    null,
+    h("h1", { text: "GPU-hours" }),
+    h(
+      "div",
+      { class: "toolbar" },
+      filter(params, "group_by", "by", groupChoices),
+      filter(
+        params,
+        "days",
+        "days",
+        [
+          ["today", "today (UTC)"],
+          ["7d", "last 7 days"],
+          ["30d", "last 30 days"],
+        ],
+        "7d",
+      ),
+      h("span", { class: "quiet", text: `${hours.start} to ${hours.end}, UTC days` }),
+      exportCsv,
+      problem,
+    ),
+    table(columns, hours.data, { sort, name: "gpu-hours", emptyText: "No GPU-hours in these days yet: they are summed as GPU pods run." }),
+    hours.total > size ? pager(page, size, hours.total) : null,
+  );
+}

@@ -1,0 +1,80 @@
+// Idle GPUs: held by a pod but unused, now or over a range, and the idle GPU-hours of each
+// namespace.
+import { get, pageSize } from "../api.js";
+import { filter, figure, h, link, pager, section, table, urlSort } from "../dom.js";
+import * as format from "../format.js";
+import * as view from "../view.js";
+
+export const TITLE = "Idle GPUs";
+const WANTED = 50; // rows a page
+const RANGES = { now: 0, "24h": 86400, "7d": 7 * 86400 };
+
+export async function render({ params }) {
+  const sort = urlSort(params, "minutes", true);
+  const page = view.integer(params, "page", 1, 1);
+  const size = pageSize(WANTED);
+  const over = view.choice(params, "over", RANGES, "now");
+  const end = Math.floor(Date.now() / 1000);
+  const range = over === "now" ? {} : { start: end - RANGES[over], end };
+  const idle = await get("/v1/idle", {
+    ...range,
+    namespace: params.get("namespace"),
+    node: params.get("node"),
+    order_by: sort.key,
+    desc: sort.desc,
+    page_num: page,
+    page_size: size,
+  });
+  const columns = [
+    { label: "node", sort: "node", cell: (g) => link(g.node, view.href(["nodes", g.node])) },
+    { label: "GPU", numeric: true, cell: (g) => (g.gpu_id === null ? "—" : String(g.gpu_id)) },
+    { label: "model", cell: (g) => g.gpu_model ?? "—" },
+    { label: "namespace", sort: "namespace", cell: (g) => g.namespace },
+    { label: "pod", cell: (g) => g.pod_name },
+    { label: "workload", cell: (g) => (g.workload ? link(g.workload.name, view.href(["workloads", g.workload.uid])) : "—") },
+    { label: "idle since", sort: "since", cell: (g) => format.when(g.since) },
+    // Over a range, the minutes inside it (an interval may have begun before); now, all of them.
+    over === "now"
+      ? { label: "idle for", sort: "minutes", numeric: true, cell: (g) => format.duration(g.minutes * 60) }
+      : { label: "idle in range", numeric: true, cell: (g) => format.duration(g.minutes_in_range * 60) },
+    { label: "utilization", numeric: true, cell: (g) => format.percent(g.utilization_percent) },
+  ];
+  const namespaces = table(
+    [
+      { label: "namespace", cell: (n) => n.namespace },
+      { label: over === "now" ? "idle GPUs" : "idle intervals", numeric: true, cell: (n) => format.number(n.intervals) },
+      { label: "idle GPU-hours", numeric: true, cell: (n) => figure(`idle-hours-${n.namespace}`, n.idle_gpu_hours, format.hours(n.idle_gpu_hours, 2)) },
+    ],
+    idle.namespaces,
+    { name: "idle-namespaces", emptyText: "No namespace has idle GPUs." },
+  );
+  const filtered = params.has("namespace") || params.has("node");
+  return h(
+    "div",
+    null,
+    h(
+      "h1",
+      null,
+      over === "now" ? "Idle GPUs " : "Idle intervals ",
+      figure("idleGpus", idle.total, `(${format.number(idle.total)})`),
+    ),
+    h(
+      "div",
+      { class: "toolbar" },
+      filter(params, "over", "when", [
+        ["", "now"],
+        ["24h", "last 24 h"],
+        ["7d", "last 7 days"],
+      ]),
+      filter(params, "namespace", "namespace"),
+      filter(params, "node", "node"),
+    ),
+    table(columns, idle.data, {
+      sort,
+      name: "idle",
+      emptyText: filtered ? "No idle GPU matches these filters." : over === "now" ? "No idle GPUs now: every held GPU is working." : "No GPU was idle in this range.",
+    }),
+    idle.total > size ? pager(page, size, idle.total) : null,
+    section("By namespace", namespaces),
+  );
+}

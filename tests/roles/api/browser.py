@@ -1,0 +1,104 @@
+"""Debian's headless Chromium driven by selenium through Debian's chromedriver, and what the
+dashboard's tests read from it: console messages, failed requests, figures, screenshots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+from bench import chromium
+
+# Screenshots a person can look at (ignored by git).
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "dashboard"
+
+
+def opened(directory: Path) -> Iterator[WebDriver]:
+    """Chromium keeping its console and network logs, downloading into `directory`."""
+    try:
+        driver = chromium.start(downloads=directory, logs=True)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def show(driver: WebDriver, url: str) -> None:
+    """Go to `url` and wait until the page says it is drawn (body[data-state] ready)."""
+    driver.get(url)
+    wait_ready(driver)
+
+
+# The page drew the view its URL names (a click changes the URL a moment before the page
+# starts drawing: until then body[data-state] still tells of the view before).
+DRAWN = (
+    "return document.body.dataset.state !== 'loading'"
+    " && document.body.dataset.drawn === (location.hash || '#/')"
+)
+
+
+def wait_ready(driver: WebDriver) -> None:
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script(DRAWN))
+    state = driver.find_element(By.TAG_NAME, "body").get_attribute("data-state")
+    assert state == "ready", driver.find_element(By.ID, "main").text
+
+
+def console_problems(driver: WebDriver) -> list[str]:
+    """Console warnings and errors since the last call."""
+    return [
+        entry["message"]
+        for entry in driver.get_log("browser")
+        if entry["level"] in ("SEVERE", "WARNING")
+    ]
+
+
+def failed_requests(driver: WebDriver) -> list[str]:
+    """Requests answered 400 or more, or that failed, since the last call."""
+    failed = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        params = message.get("params", {})
+        if message["method"] == "Network.responseReceived":
+            response = params["response"]
+            if response["status"] >= 400:
+                failed.append(f"{response['status']} {response['url']}")
+        elif message["method"] == "Network.loadingFailed" and not params.get("canceled"):
+            failed.append(f"failed {params.get('errorText')} ({params.get('requestId')})")
+    return failed
+
+
+def figures(driver: WebDriver) -> dict[str, tuple[str, str]]:
+    """Every [data-figure] shown: its raw value and its text, by name."""
+    return {
+        str(element.get_attribute("data-figure")): (
+            str(element.get_attribute("data-value")),
+            element.text,
+        )
+        for element in driver.find_elements(By.CSS_SELECTOR, "[data-figure]")
+    }
+
+
+def column(driver: WebDriver, table: str, index: int) -> list[str]:
+    """The texts of one column of a table the page names [data-table=<table>]."""
+    cells = driver.find_elements(
+        By.CSS_SELECTOR, f"table[data-table='{table}'] tbody tr td:nth-child({index + 1})"
+    )
+    return [cell.text for cell in cells]
+
+
+def screenshot(driver: WebDriver, name: str) -> Path:
+    """The whole page as a PNG under test-artifacts/dashboard/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(chromium.WIDTH, max(chromium.HEIGHT, min(int(height) + 40, 6000)))
+    path = ARTIFACTS / f"{name}.png"
+    driver.save_screenshot(str(path))
+    driver.set_window_size(chromium.WIDTH, chromium.HEIGHT)
+    return path

@@ -1,0 +1,116 @@
+"""A small living cluster for the dashboard's browser tests, written by Lens's own writers
+(usagerows.py says which) as of `now`, the real time, since the page asks for ranges ending now:
+
+six 8-GPU nodes (gpu-f NotReady); PyTorchJob `train` (ml, team nlp) with pod p1 on all of gpu-a
+and p4 on all of gpu-b, busy; Deployment `web` (serve, team ops) through ReplicaSet web-1 with
+pod p2 on two GPUs of gpu-c at 30 %; pod p3 (dev, no owner) on one GPU of gpu-d, idle. The
+other GPUs are free. Every GPU has a minute for each of the last MINUTES minutes."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+
+import peewee
+
+from lens.reports.gpuminutes import GpuMinute
+from lens.reports.samples import Holder
+from tests.roles.api.conftest import GIB, gpu, node, write_gpus, write_nodes
+from tests.roles.api.usagerows import (
+    JsonObject,
+    at,
+    find_idle,
+    gpu_minute,
+    holder,
+    pod,
+    record_pods,
+    record_workloads,
+    sum_days,
+    workload,
+    write_minutes,
+)
+
+MINUTE = 60
+MINUTES = 90
+NODES = ("gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e", "gpu-f")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Held:
+    """A pod holding GPUs 0..gpus-1 of a node at a utilization (ratio)."""
+
+    pod: JsonObject
+    node: str
+    gpus: int
+    load: float
+
+
+def uuid(node_name: str, index: int) -> str:
+    return f"GPU-{node_name}-{index}"
+
+
+def _people(db: peewee.Database) -> list[Held]:
+    train = workload("w1", name="train", labels={"team": "nlp"})
+    web = workload("d1", kind="Deployment", name="web", namespace="serve", labels={"team": "ops"})
+    replicas = workload("r1", kind="ReplicaSet", name="web-1", namespace="serve", owner=web)
+    p1 = pod("p1", node_name="gpu-a", gpus=8, owner=train)
+    p4 = pod("p4", node_name="gpu-b", gpus=8, owner=train)
+    p2 = pod("p2", node_name="gpu-c", namespace="serve", gpus=2, owner=replicas)
+    p3 = pod("p3", node_name="gpu-d", namespace="dev", gpus=1)
+    record_pods(db, p1, p4, p2, p3)
+    record_workloads(db, (train, [p1, p4]), (web, [p2]), (replicas, [p2]))
+    return [
+        Held(p1, "gpu-a", 8, 0.9),
+        Held(p4, "gpu-b", 8, 0.8),
+        Held(p2, "gpu-c", 2, 0.3),
+        Held(p3, "gpu-d", 1, 0.0),
+    ]
+
+
+def _minute(start: float, node_name: str, index: int, who: Holder | None, load: float) -> GpuMinute:
+    wobble = ((index * 7 + int(start // MINUTE)) % 5) / 100  # GPUs of one pod differ a little
+    ratio = min(1.0, load + wobble) if who is not None else 0.0
+    return gpu_minute(
+        start,
+        uuid(node_name, index),
+        held=[(who, 60, 60)] if who is not None else [],
+        utilization_mean_ratio=ratio,
+        vram_used_mean_bytes=(150 * ratio + 1) * GIB,
+        power_mean_watts=140 + 560 * ratio,
+        temperatures_max_celsius=(("edge", 35 + 40 * ratio), ("junction", 45 + 45 * ratio)),
+    )
+
+
+def living_cluster(db: peewee.Database, now: float) -> None:
+    allocated = {"gpu-a": 8, "gpu-b": 8, "gpu-c": 2, "gpu-d": 1}
+    write_nodes(
+        db,
+        *(
+            node(
+                name,
+                gpu_allocation=allocated.get(name, 0),
+                status="NotReady" if name == "gpu-f" else "Ready",
+                k8s_status="NotReady" if name == "gpu-f" else "Ready",
+            )
+            for name in NODES
+        ),
+    )
+    for name in NODES:
+        write_gpus(db, name, tuple(gpu(i, uuid=uuid(name, i)) for i in range(8)), time=now)
+    held = _people(db)
+    holders = {(h.node, i): (holder(h.pod), h.load) for h in held for i in range(h.gpus)}
+    latest = now // MINUTE * MINUTE - MINUTE
+    first = latest - (MINUTES - 1) * MINUTE
+    for name in NODES:
+        if name == "gpu-f":
+            continue  # NotReady: its agent stopped reporting
+        minutes = [
+            _minute(first + m * MINUTE, name, i, *holders.get((name, i), (None, 0.0)))
+            for m in range(MINUTES)
+            for i in range(8)
+        ]
+        write_minutes(db, name, minutes, now=now)
+    find_idle(db, since=at(first), until=at(latest + MINUTE))
+    today = datetime.datetime.fromtimestamp(now, datetime.UTC).date()
+    days = {today, at(first).date()}
+    sum_days(db, sorted(days), now=at(now))
