@@ -34,6 +34,7 @@ def version() -> None:
 app.command("node-agent")(roles.node_agent)
 app.command("jobs")(roles.jobs)
 app.command("api")(roles.api)
+app.command("up")(roles.up)
 app.command("gpus")(diagnostics.gpus)
 app.command("rdma")(diagnostics.rdma)
 app.command("containers")(diagnostics.containers)

@@ -1,4 +1,5 @@
-"""`lens node-agent`, `lens jobs`, `lens controller`, `lens api`: each launches one role.
+"""`lens node-agent`, `lens jobs`, `lens controller`, `lens api`: each launches one role;
+`lens up` launches every role this host can run, in one process.
 
 Flags override their config keys; the role itself is imported only when its command runs.
 """
@@ -87,6 +88,29 @@ def api(
     if api_host is not None:
         cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, host=api_host))
     launch(cfg, api_main.ROLE)
+
+
+def up(
+    config: ConfigOption = None,
+    port: PortOption = None,
+    api_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Port of the dashboard and REST API (overrides api.port).", min=0, max=65535
+        ),
+    ] = None,
+) -> None:
+    """Run everything this host can in one process: node agent, jobs, API and dashboard (and
+    the controller when a Kubernetes API is found), on SQLite under the data directory."""
+    from lens.roles.up import main as up_main
+
+    cfg = _with_port(load(config), port)
+    if api_port is not None:
+        cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, port=api_port))
+    planned = up_main.plan(cfg)
+    for note in planned.notes:
+        typer.echo(f"lens up: {note}", err=True)
+    launch(planned.config, *planned.roles)
 
 
 @controller_app.callback()

@@ -68,3 +68,8 @@ class VendorPresence:
     def present(self, vendor: Vendor) -> bool:
         with self._lock:
             return vendor in self._present
+
+    def found(self) -> frozenset[Vendor]:
+        """Every vendor found by the last detection."""
+        with self._lock:
+            return self._present

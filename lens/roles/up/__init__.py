@@ -1,0 +1,1 @@
+"""`lens up`: every role this host can run, composed into one process."""
