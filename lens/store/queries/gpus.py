@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import functools
-import operator
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from typing import Any
@@ -258,19 +256,23 @@ def list_gpus(
                 )
             )
             nodes = {str(n) for n, _ in keys}
-            # Each (node, uuid) of the page: a uuid may repeat on another node of the page.
-            chosen = functools.reduce(
-                operator.or_,
-                [(device.node_name == n) & (device.uuid == u) for n, u in keys],
-                peewee.Value(False),
+            # The page's nodes and uuids, then its exact (node, uuid) pairs: a uuid may repeat
+            # on another node of the page. (A condition per pair nests one OR per GPU: a page
+            # of a thousand overflows the SQL builder's recursion.)
+            chosen = device.node_name.in_(sorted(nodes)) & device.uuid.in_(
+                sorted({str(u) for _, u in keys})
             )
             query = _joined(device.select(*columns), cluster, now, nodes).where(where & chosen)
             total = _with_node(device.select()).where(where).count()
+            pairs = {(str(n), str(u)) for n, u in keys}
         else:
             query = _joined(device.select(*columns), cluster, now).where(where)
             query = query.offset(page.offset).limit(page.limit)
             total = _joined(device.select(), cluster, now).where(where).count()
+            pairs = None
         found = list(database.tuple_rows(query.order_by(*_ordering(sort)).tuples()))
+        if pairs is not None:
+            found = [r for r in found if (str(r[0]), str(r[2])) in pairs]
         minutes = {(str(r[0]), str(r[2]), r[5]) for r in found if r[5] is not None}
         holders = _holders(cluster, minutes)
     rows = tuple(_record(values, holders) for values in found)

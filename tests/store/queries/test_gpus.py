@@ -143,3 +143,19 @@ def test_a_uuid_on_two_nodes_of_a_page_is_each_nodes_once(db: peewee.Database) -
         ("node-2", "index:0"),
     ]
     assert found.total == 3
+
+
+def test_a_page_of_a_thousand_gpus(db: peewee.Database) -> None:
+    """The largest page (api.max_page_size) reads in one query (a condition per GPU overflowed
+    the SQL builder's recursion at a thousand)."""
+    write_gpus(db, "big", tuple(gpu(i, uuid=f"GPU-{i:04d}") for i in range(1000)))
+    found = gpus.list_gpus(
+        db,
+        cluster=CLUSTER,
+        wanted=gpus.GpuFilter(),
+        sort=gpus.GpuSort(),
+        page=Page(offset=0, limit=1000),
+        now=at(T0),
+    )
+    assert [r.uuid for r in found.rows] == [f"GPU-{i:04d}" for i in range(1000)]
+    assert found.total == 1000
