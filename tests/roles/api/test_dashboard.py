@@ -226,8 +226,10 @@ def test_the_heatmap_names_each_gpu_and_its_pod(api: Served, page: WebDriver) ->
     width = canvas.size["width"]
     ActionChains(page).move_to_element_with_offset(canvas, -width // 2 + 4, 0).perform()
     tooltip = page.find_element(By.ID, "tooltip")
-    WebDriverWait(page, 5).until(lambda _d: tooltip.is_displayed())
-    assert "gpu-a · GPU 0" in tooltip.text and "ml/pod-p1 · PyTorchJob train" in tooltip.text
+    WebDriverWait(page, 5).until(lambda _d: "ml/pod-p1" in tooltip.text)  # asked on hover
+    assert tooltip.is_displayed() and "gpu-a · GPU 0" in tooltip.text
+    assert "utilization 9" in tooltip.text  # 90 % and a little, as dashboardrows.py ran it
+    assert "MI300X · ml/pod-p1 · PyTorchJob train" in tooltip.text
     ActionChains(page).click().perform()
     WebDriverWait(page, 10).until(lambda d: d.current_url.endswith("#/nodes/gpu-a"))
     browser.wait_ready(page)

@@ -1,8 +1,9 @@
 // Reads Lens's REST API (/v1): the envelope unwrapped, errors as ApiError with the server's
 // message, the bearer token (when the API asks for one) kept for this browser tab only.
 const TOKEN_KEY = "lens.token";
-// The API's largest page (api.max_page_size), told by /v1/about when the app starts.
-export const limits = { pageSize: 1000 };
+// The API's largest page (api.max_page_size), told by /v1/about when the app starts; `ready`
+// settles once it is known.
+export const limits = { pageSize: 1000, ready: Promise.resolve() };
 
 export class ApiError extends Error {
   constructor(status, message, path) {
@@ -48,12 +49,14 @@ export async function get(path, query) {
   return Array.isArray(body) ? body : body.data;
 }
 
+// A page of `wanted` rows, or the API's largest (app.js learns it before any page reads).
 export function pageSize(wanted) {
   return Math.min(wanted, limits.pageSize);
 }
 
 // Every row of a paged list: its first page, then the others side by side.
 export async function getAll(path, query) {
+  await limits.ready;
   const size = limits.pageSize;
   const first = await get(path, { ...query, page_num: 1, page_size: size });
   const pages = Math.ceil(first.total / size);

@@ -144,4 +144,6 @@ async function learn() {
 }
 
 startTheme();
-learn().then(() => show());
+// Pages size their lists by the API's largest page: the first waits for it (one small answer).
+limits.ready = learn();
+limits.ready.then(() => show());

@@ -2,7 +2,7 @@
 import { get, getAll, pageSize } from "../api.js";
 import { badge, filter, h, link, pager, table, urlSort } from "../dom.js";
 import * as format from "../format.js";
-import { FIGURES, heatmap } from "../heatmap.js";
+import { FIGURES, grid, heatmap } from "../heatmap.js";
 import * as view from "../view.js";
 
 export const TITLE = "Nodes";
@@ -63,9 +63,18 @@ async function nodeTable(params) {
   );
 }
 
+// The node list gives every block (a node without a reading is grey); the heatmap route every
+// GPU's figures of the latest complete minute, for all nodes at once.
+const ALL_NODES = 10000;
+
 async function gpuHeatmap(params, { width, tooltip }) {
   const chosen = view.choice(params, "figure", FIGURES, "utilization");
-  const gpus = await getAll("/v1/gpus", { order_by: "node", desc: false });
+  const [allocation, heat] = await Promise.all([
+    get("/v1/nodes/gpuAllocation"),
+    get("/v1/clusters/gpuHeatmap", { k: ALL_NODES }),
+  ]);
+  const nodes = grid(allocation, heat[chosen]);
+  const gpus = nodes.reduce((sum, node) => sum + node.cells.length, 0);
   const picker = h(
     "label",
     { class: "control" },
@@ -76,13 +85,19 @@ async function gpuHeatmap(params, { width, tooltip }) {
       Object.entries(FIGURES).map(([key, figure]) => h("option", { value: key, selected: key === chosen, text: figure.label })),
     ),
   );
-  const note = h("span", { class: "quiet", text: `${format.number(gpus.total)} GPUs · hover for the GPU and its pod, click for its node` });
-  if (gpus.data.length === 0) {
+  const note = h("span", { class: "quiet", text: `${format.number(gpus)} GPUs · hover for the GPU and its pod, click for its node` });
+  if (gpus === 0) {
     return h("div", null, h("div", { class: "toolbar" }, picker), h("div", { class: "empty", "data-empty": "", text: "No GPUs reported yet." }));
   }
-  const drawn = heatmap(gpus.data, chosen, {
+  const asked = new Map(); // node -> its GPUs, asked once while this view lives
+  const gpusOf = (node) => {
+    if (!asked.has(node)) asked.set(node, getAll("/v1/gpus", { node, order_by: "node", desc: false }).then((page) => page.data));
+    return asked.get(node);
+  };
+  const drawn = heatmap(nodes, chosen, {
     width: width - 26, // the panel's padding and border
     tooltip,
+    gpusOf,
     open: (name) => {
       location.hash = view.href(["nodes", name]);
     },
