@@ -121,7 +121,7 @@ def _asked(http: urllib3.HTTPConnectionPool, path: str, times: int) -> dict[str,
     }
 
 
-def _serve(db: Any, clock: FakeClock) -> serving.ApiServer:
+def serve(db: Any, clock: FakeClock) -> serving.ApiServer:
     context = Context(db=db, cluster=jobs_data.CLUSTER, max_page_size=1000, wall_time=clock.time)
     app = create_app(
         context=context, metrics=RequestMetrics(SelfMetrics(process=False)), tokens=None
@@ -142,7 +142,7 @@ def run(argv: list[str]) -> dict[str, Any]:
         return _measured(args.requests, child, api, db, caches)
 
 
-def _filled(db: Any, caches: ClusterCaches) -> tuple[FakeClock, list[str], float]:
+def filled(db: Any, caches: ClusterCaches) -> tuple[FakeClock, list[str], float]:
     """The agents' rows and one run of the jobs that write what the API reads."""
     now = datetime.datetime.now(datetime.UTC).replace(second=30, microsecond=0)
     clock = FakeClock(start_time=now.timestamp())
@@ -198,8 +198,8 @@ def _measured(
     db: Any,
     caches: ClusterCaches,
 ) -> dict[str, Any]:
-    clock, nodes, setup = _filled(db, caches)
-    server = _serve(db, clock)
+    clock, nodes, setup = filled(db, caches)
+    server = serve(db, clock)
     try:
         http = urllib3.HTTPConnectionPool("127.0.0.1", server.port, maxsize=1)
         asked = routes(int(clock.time()), nodes[0], _biggest_workload(db))
