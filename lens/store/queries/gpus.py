@@ -243,40 +243,51 @@ def list_gpus(
     by_device = sort.column in DEVICE_SORTS and not wanted.holder_namespace
     with reading(db):
         if by_device:
-            # The page's GPUs are chosen from gpu_devices alone, and only their nodes' minutes
-            # read: not the latest minute of every GPU of the cluster for a page of ten.
-            keys = list(
-                database.tuple_rows(
-                    _with_node(device.select(device.node_name, device.uuid))
-                    .where(where)
-                    .order_by(*_ordering(sort))
-                    .offset(page.offset)
-                    .limit(page.limit)
-                    .tuples()
-                )
-            )
-            nodes = {str(n) for n, _ in keys}
-            # The page's nodes and uuids, then its exact (node, uuid) pairs: a uuid may repeat
-            # on another node of the page. (A condition per pair nests one OR per GPU: a page
-            # of a thousand overflows the SQL builder's recursion.)
-            chosen = device.node_name.in_(sorted(nodes)) & device.uuid.in_(
-                sorted({str(u) for _, u in keys})
-            )
-            query = _joined(device.select(*columns), cluster, now, nodes).where(where & chosen)
-            total = _with_node(device.select()).where(where).count()
-            pairs = {(str(n), str(u)) for n, u in keys}
+            found, total = _by_device(columns, where, cluster, sort, page, now)
         else:
             query = _joined(device.select(*columns), cluster, now).where(where)
             query = query.offset(page.offset).limit(page.limit)
             total = _joined(device.select(), cluster, now).where(where).count()
-            pairs = None
-        found = list(database.tuple_rows(query.order_by(*_ordering(sort)).tuples()))
-        if pairs is not None:
-            found = [r for r in found if (str(r[0]), str(r[2])) in pairs]
+            found = list(database.tuple_rows(query.order_by(*_ordering(sort)).tuples()))
         minutes = {(str(r[0]), str(r[2]), r[5]) for r in found if r[5] is not None}
         holders = _holders(cluster, minutes)
     rows = tuple(_record(values, holders) for values in found)
     return GpuPage(rows=rows, total=total)
+
+
+def _by_device(
+    columns: tuple[Any, ...],
+    where: Any,
+    cluster: str,
+    sort: GpuSort,
+    page: Page,
+    now: datetime.datetime,
+) -> tuple[list[tuple[Any, ...]], int]:
+    """A page chosen from gpu_devices alone, and only its nodes' minutes read: not the latest
+    minute of every GPU of the cluster for a page of ten. Its rows and the total."""
+    device = models.GpuDevice
+    keys = list(
+        database.tuple_rows(
+            _with_node(device.select(device.node_name, device.uuid))
+            .where(where)
+            .order_by(*_ordering(sort))
+            .offset(page.offset)
+            .limit(page.limit)
+            .tuples()
+        )
+    )
+    nodes = {str(n) for n, _ in keys}
+    # The page's nodes and uuids, then its exact (node, uuid) pairs: a uuid may repeat on
+    # another node of the page. (A condition per pair nests one OR per GPU: a page of a
+    # thousand overflows the SQL builder's recursion.)
+    chosen = device.node_name.in_(sorted(nodes)) & device.uuid.in_(
+        sorted({str(u) for _, u in keys})
+    )
+    query = _joined(device.select(*columns), cluster, now, nodes).where(where & chosen)
+    total = _with_node(device.select()).where(where).count()
+    pairs = {(str(n), str(u)) for n, u in keys}
+    found = database.tuple_rows(query.order_by(*_ordering(sort)).tuples())
+    return [r for r in found if (str(r[0]), str(r[2])) in pairs], total
 
 
 def _with_node(query: peewee.ModelSelect[Any]) -> Any:
