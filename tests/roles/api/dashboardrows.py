@@ -4,7 +4,8 @@
 six 8-GPU nodes (gpu-f NotReady); PyTorchJob `train` (ml, team nlp) with pod p1 on all of gpu-a
 and p4 on all of gpu-b, busy; Deployment `web` (serve, team ops) through ReplicaSet web-1 with
 pod p2 on two GPUs of gpu-c at 30 %; pod p3 (dev, no owner) on one GPU of gpu-d, idle. The
-other GPUs are free. Every GPU has a minute for each of the last MINUTES minutes."""
+other GPUs are free. Every GPU has a minute for each of the last MINUTES minutes, and `train`
+logged an iteration a minute (TRAINING: its figures)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import peewee
 from lens.reports.gpuminutes import GpuMinute
 from lens.reports.samples import Holder
 from tests.roles.api.conftest import GIB, gpu, node, write_gpus, write_nodes
+from tests.roles.api.seriesrows import write_training
 from tests.roles.api.usagerows import (
     JsonObject,
     at,
@@ -32,6 +34,7 @@ from tests.roles.api.usagerows import (
 
 MINUTE = 60
 MINUTES = 90
+TRAINING = ("iteration_time_ms", "loss", "tflops")  # what train's iterations logged
 NODES = ("gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e", "gpu-f")
 
 
@@ -110,6 +113,24 @@ def living_cluster(db: peewee.Database, now: float) -> None:
             for i in range(8)
         ]
         write_minutes(db, name, minutes, now=now)
+    write_training(
+        db,
+        "w1",
+        [
+            (
+                first + m * MINUTE + 30,
+                m + 1,
+                # A text is no figure: the API leaves it out.
+                {
+                    "tflops": 380.0 + m % 7,
+                    "loss": 2.5 - 0.01 * m,
+                    "iteration_time_ms": 950 + 10 * (m % 5),
+                    "phase": "steady",
+                },
+            )
+            for m in range(MINUTES)
+        ],
+    )
     find_idle(db, since=at(first), until=at(latest + MINUTE))
     today = datetime.datetime.fromtimestamp(now, datetime.UTC).date()
     days = {today, at(first).date()}

@@ -30,7 +30,7 @@ from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database, migrating
 from tests.roles.api import browser
 from tests.roles.api.conftest import CLUSTER
-from tests.roles.api.dashboardrows import living_cluster
+from tests.roles.api.dashboardrows import TRAINING, living_cluster
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -244,6 +244,12 @@ def test_navigation_from_a_list_to_a_workload(api: Served, page: WebDriver) -> N
     browser.wait_ready(page)
     assert browser.column(page, "pods", 1) == ["gpu-a", "gpu-b"]
     assert page.find_elements(By.CSS_SELECTOR, "[data-chart='GPU Utilization'] canvas")
+    # Each figure train's logs gave, a chart of its own, drawn.
+    trained = page.find_elements(By.CSS_SELECTOR, "[data-chart^='training-']")
+    assert sorted(str(c.get_attribute("data-chart")) for c in trained) == [
+        f"training-{figure}" for figure in TRAINING
+    ]
+    assert all(c.find_elements(By.TAG_NAME, "canvas") for c in trained)
 
 
 def test_gpu_hours_and_their_csv_are_the_apis(

@@ -36,6 +36,12 @@ function themeColour(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
 
+// As many decimals as the ticks' spacing needs (20 %: none; 0.05: two), three at most.
+function tickDigits(ticks) {
+  const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
+  return step > 0 ? Math.min(3, Math.max(0, -Math.floor(Math.log10(step)))) : 0;
+}
+
 function aligned(series) {
   const stamps = new Set();
   for (const one of series) for (const point of one.points) stamps.add(point.timestamp);
@@ -71,7 +77,7 @@ export function timeChart(title, series, { format, range, name }) {
         value: (_plot, value) => format(value),
       })),
     ],
-    axes: [axis, { ...axis, size: 70, values: (_plot, ticks) => ticks.map((tick) => format(tick, 0)) }],
+    axes: [axis, { ...axis, size: 70, values: (_plot, ticks) => ticks.map((tick) => format(tick, tickDigits(ticks))) }],
     scales: range ? { y: { range: () => range } } : {},
     legend: { live: true },
     cursor: { drag: { x: false, y: false } },

@@ -25,6 +25,26 @@ function tree(node) {
   );
 }
 
+// Every figure the workload's training logs gave in the range (TFLOP/s, loss, iteration time,
+// ...), one series each: each chart has a scale of its own. A range holding more iterations
+// than one answer carries says so instead of failing the page.
+async function trainingFigures(path, range) {
+  let points;
+  try {
+    points = await get(`${path}/trainingPerformance`, { start: range.start * 1000, end: range.end * 1000 });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) return { series: [], problem: `training figures: ${error.message}` };
+    throw error;
+  }
+  const byMetric = new Map();
+  for (const point of points) {
+    if (!byMetric.has(point.metric)) byMetric.set(point.metric, []);
+    byMetric.get(point.metric).push({ timestamp: point.timestamp / 1000, value: point.value });
+  }
+  const series = [...byMetric.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([label, values]) => ({ label, points: values }));
+  return { series, problem: "" };
+}
+
 function seriesOf(graph) {
   return graph.series.map((one) => ({
     label: one.labels[NODE_LABEL] || Object.values(one.labels).join(" ") || "value",
@@ -51,12 +71,15 @@ export async function render({ parts, params, update }) {
     range.start = range.end - rangeSeconds(params);
   }
   range.start = Math.max(range.start, Math.min(detail.startTime, range.end - range.step));
-  const [hierarchy, metrics] = await Promise.all([get(`${path}/hierarchy`), get(`${path}/metrics`, range)]);
+  const [hierarchy, metrics, logged] = await Promise.all([
+    get(`${path}/hierarchy`),
+    get(`${path}/metrics`, range),
+    trainingFigures(path, range),
+  ]);
   const charts = CHARTS.map(([title, write, yRange]) =>
     timeChart(title, seriesOf(metrics[title]), { format: write, range: yRange, name: title }),
   );
-  // One chart per training figure (TFLOP/s and iteration have scales of their own).
-  const training = seriesOf(metrics.TrainingPerformance).filter((one) => one.points.length);
+  const training = logged.series;
   return h(
     "div",
     null,
@@ -88,7 +111,9 @@ export async function render({ parts, params, update }) {
     section("GPUs", h("div", { class: "toolbar" }, rangePicker(params, update)), h("div", { class: "charts" }, charts)),
     section(
       "Training",
-      training.length
+      logged.problem
+        ? h("div", { class: "error", "data-error": "", text: logged.problem })
+        : training.length
         ? h(
             "div",
             { class: "charts" },
