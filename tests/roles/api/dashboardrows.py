@@ -85,13 +85,26 @@ def _minute(start: float, node_name: str, index: int, who: Holder | None, load: 
 
 
 def living_cluster(db: peewee.Database, now: float) -> None:
-    allocated = {"gpu-a": 8, "gpu-b": 8, "gpu-c": 2, "gpu-d": 1}
+    held = _people(db)
+    holders = {(h.node, i): (holder(h.pod), h.load) for h in held for i in range(h.gpus)}
+    latest = now // MINUTE * MINUTE - MINUTE
+    first = latest - (MINUTES - 1) * MINUTE
+
+    def utilization(name: str) -> float:
+        """The node's mean of its GPUs' latest minute, as the jobs' node info writes it."""
+        ratios = [
+            _minute(latest, name, i, *holders.get((name, i), (None, 0.0))).utilization_mean_ratio
+            for i in range(8)
+        ]
+        return 100.0 * sum(r or 0.0 for r in ratios) / 8
+
     write_nodes(
         db,
         *(
             node(
                 name,
-                gpu_allocation=allocated.get(name, 0),
+                gpu_allocation=sum(1 for n, _ in holders if n == name),
+                gpu_utilization=None if name == "gpu-f" else utilization(name),
                 status="NotReady" if name == "gpu-f" else "Ready",
                 k8s_status="NotReady" if name == "gpu-f" else "Ready",
             )
@@ -100,10 +113,6 @@ def living_cluster(db: peewee.Database, now: float) -> None:
     )
     for name in NODES:
         write_gpus(db, name, tuple(gpu(i, uuid=uuid(name, i)) for i in range(8)), time=now)
-    held = _people(db)
-    holders = {(h.node, i): (holder(h.pod), h.load) for h in held for i in range(h.gpus)}
-    latest = now // MINUTE * MINUTE - MINUTE
-    first = latest - (MINUTES - 1) * MINUTE
     for name in NODES:
         if name == "gpu-f":
             continue  # NotReady: its agent stopped reporting

@@ -162,9 +162,10 @@ def test_the_overview_shows_the_apis_figures(api: Served, page: WebDriver) -> No
     ):
         value, text = shown[name]
         assert int(value) == overview[name] and text == f"{overview[name]:,}", name
-    value, text = shown["allocationRate"]
-    assert float(value) == overview["allocationRate"]
-    assert text == f"{overview['allocationRate']:.1f} %"
+    for name in ("allocationRate", "utilization"):
+        value, text = shown[name]
+        assert overview[name] is not None and float(value) == overview[name], name
+        assert text == f"{overview[name]:.1f} %", name
     idle = api.answer("/v1/idle?page_size=1")
     assert isinstance(idle, dict) and shown["idleGpus"][0] == str(idle["total"]) == "1"
     # The truth dashboardrows.py wrote: 6 nodes, one NotReady, 19 of 48 GPUs held.
@@ -343,3 +344,16 @@ def test_lists_and_the_heatmap_page_within_the_apis_largest_page(
         assert browser.column(page, "nodes", 0) == ["gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e"]
         assert "page 1 of 2" in page.find_element(By.CSS_SELECTOR, "[data-pager]").text
         assert browser.console_problems(page) == [] and browser.failed_requests(page) == []
+
+
+def test_a_failed_refresh_keeps_the_page_and_says_so(tmp_path: Path, page: WebDriver) -> None:
+    freshness = (By.ID, "freshness")
+    for served in _served(tmp_path, seeded=True):
+        browser.show(page, f"{served.url}#/?refresh=1")
+        assert page.find_element(*freshness).text.startswith("updated ")
+        served.stop()  # the API goes away (a restart, say)
+        WebDriverWait(page, 10).until(
+            lambda d: d.find_element(*freshness).text.startswith("refresh failed ")
+        )
+        assert browser.figures(page)["totalNodes"][0] == "6"  # still drawn
+        assert page.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "ready"

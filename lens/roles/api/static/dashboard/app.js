@@ -15,6 +15,7 @@ const THEME_KEY = "lens.theme";
 const main = document.getElementById("main");
 const tooltip = document.getElementById("tooltip");
 const refreshChoice = document.getElementById("refresh");
+const freshness = document.getElementById("freshness");
 let timer = null;
 let shown = 0; // the latest show(): an older one finishing late draws nothing
 const charts = []; // the page's uPlot charts, destroyed with it
@@ -89,6 +90,16 @@ async function show(refreshing = false) {
     state = "error";
   }
   if (mine !== shown) return; // a later show() draws its own page
+  if (refreshing && state === "error" && document.body.dataset.state === "ready") {
+    // A refresh that fails (the API restarting, say) keeps the page drawn and says so; the
+    // next period tries again.
+    freshness.textContent = `refresh failed ${clockTime()}: ${drawn.textContent}`;
+    freshness.className = "error-text";
+    scheduleRefresh(params);
+    return;
+  }
+  freshness.textContent = state === "ready" ? `updated ${clockTime()}` : "";
+  freshness.className = "quiet";
   const scroll = globalThis.scrollY;
   for (const chart of charts.splice(0)) chart.destroy(); // uPlot keeps window listeners
   tooltip.hidden = true; // its canvas is going
@@ -102,6 +113,10 @@ async function show(refreshing = false) {
   if (refreshing) globalThis.scrollTo(0, scroll);
   document.title = page ? `Lens · ${page.TITLE}` : "Lens";
   scheduleRefresh(params);
+}
+
+function clockTime() {
+  return new Date().toLocaleTimeString("en-GB");
 }
 
 function applyTheme(theme) {
