@@ -246,8 +246,7 @@ class _Closer:
 
 
 def _describe(agent: NodeAgent) -> dict[str, object]:
-    present = [vendor for vendor in ("amd", "nvidia") if agent.vendors.present(vendor)]
-    return {"node": agent.node_name, "vendors": present}
+    return {"node": agent.node_name, "vendors": sorted(agent.vendors.found())}
 
 
 ROLE = Role(

@@ -7,9 +7,11 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import peewee
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from lens.kube.cluster.noderows import NodeRow, NodeRows
@@ -130,7 +132,7 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
         yield url
 
 
-def make_client(
+def make_app(
     db: peewee.Database,
     *,
     tokens: auth.Authenticator | None = None,
@@ -138,7 +140,8 @@ def make_client(
     max_page_size: int = 1000,
     team_label: str = "",
     cors_origins: tuple[str, ...] = ("*",),
-) -> TestClient:
+) -> FastAPI:
+    """`lens api`'s app on `db` (cluster CLUSTER)."""
     context = Context(
         db=db,
         cluster=CLUSTER,
@@ -146,12 +149,16 @@ def make_client(
         team_label=team_label,
         cors_origins=cors_origins,
     )
-    app = create_app(
+    return create_app(
         context=context,
         metrics=metrics or RequestMetrics(SelfMetrics(process=False)),
         tokens=tokens,
     )
-    return TestClient(app, raise_server_exceptions=False)
+
+
+def make_client(db: peewee.Database, **app: Any) -> TestClient:
+    """make_app's app behind FastAPI's TestClient (`app`: make_app's keywords)."""
+    return TestClient(make_app(db, **app), raise_server_exceptions=False)
 
 
 @pytest.fixture

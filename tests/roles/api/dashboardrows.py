@@ -89,39 +89,37 @@ def living_cluster(db: peewee.Database, now: float) -> None:
     holders = {(h.node, i): (holder(h.pod), h.load) for h in held for i in range(h.gpus)}
     latest = now // MINUTE * MINUTE - MINUTE
     first = latest - (MINUTES - 1) * MINUTE
-
-    def utilization(name: str) -> float:
-        """The node's mean of its GPUs' latest minute, as the jobs' node info writes it."""
-        ratios = [
-            _minute(latest, name, i, *holders.get((name, i), (None, 0.0))).utilization_mean_ratio
+    reporting = [name for name in NODES if name != "gpu-f"]  # NotReady: its agent stopped
+    minutes = {
+        name: [
+            _minute(first + m * MINUTE, name, i, *holders.get((name, i), (None, 0.0)))
+            for m in range(MINUTES)
             for i in range(8)
         ]
-        return 100.0 * sum(r or 0.0 for r in ratios) / 8
-
+        for name in reporting
+    }
+    # A node's utilization as the jobs' node info writes it: its GPUs' latest minute, averaged.
+    utilization = {
+        name: 100.0 * sum(g.utilization_mean_ratio or 0.0 for g in found[-8:]) / 8
+        for name, found in minutes.items()
+    }
     write_nodes(
         db,
         *(
             node(
                 name,
                 gpu_allocation=sum(1 for n, _ in holders if n == name),
-                gpu_utilization=None if name == "gpu-f" else utilization(name),
-                status="NotReady" if name == "gpu-f" else "Ready",
-                k8s_status="NotReady" if name == "gpu-f" else "Ready",
+                gpu_utilization=utilization.get(name),
+                status="Ready" if name in utilization else "NotReady",
+                k8s_status="Ready" if name in utilization else "NotReady",
             )
             for name in NODES
         ),
     )
     for name in NODES:
         write_gpus(db, name, tuple(gpu(i, uuid=uuid(name, i)) for i in range(8)), time=now)
-    for name in NODES:
-        if name == "gpu-f":
-            continue  # NotReady: its agent stopped reporting
-        minutes = [
-            _minute(first + m * MINUTE, name, i, *holders.get((name, i), (None, 0.0)))
-            for m in range(MINUTES)
-            for i in range(8)
-        ]
-        write_minutes(db, name, minutes, now=now)
+    for name, found in minutes.items():
+        write_minutes(db, name, found, now=now)
     write_training(
         db,
         "w1",

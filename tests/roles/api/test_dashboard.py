@@ -21,15 +21,11 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
 from lens.roles.api import auth, dashboard
-from lens.roles.api.app import create_app
-from lens.roles.api.requestmetrics import RequestMetrics
-from lens.roles.api.routers.params import Context
 from lens.roles.api.serving import ApiServer, ServerLimits
 from lens.runtime.config import DatabaseConfig
-from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database, migrating
 from tests.roles.api import browser
-from tests.roles.api.conftest import CLUSTER
+from tests.roles.api.conftest import make_app
 from tests.roles.api.dashboardrows import TRAINING, living_cluster
 
 pytestmark = pytest.mark.slow_timeout
@@ -56,9 +52,7 @@ class Served:
         max_page_size: int = 1000,
     ) -> None:
         self.db = db
-        context = Context(db=db, cluster=CLUSTER, max_page_size=max_page_size, team_label="team")
-        metrics = RequestMetrics(SelfMetrics(process=False))
-        app = create_app(context=context, metrics=metrics, tokens=tokens)
+        app = make_app(db, tokens=tokens, max_page_size=max_page_size, team_label="team")
         self.server = ApiServer(
             app, host="127.0.0.1", port=0, limits=ServerLimits(), on_failure=print
         )

@@ -1,9 +1,8 @@
 // Reads Lens's REST API (/v1): the envelope unwrapped, errors as ApiError with the server's
 // message, the bearer token (when the API asks for one) kept for this browser tab only.
 const TOKEN_KEY = "lens.token";
-// The API's largest page (api.max_page_size), told by /v1/about when the app starts; `ready`
-// settles once it is known.
-export const limits = { pageSize: 1000, ready: Promise.resolve() };
+// The API's largest page (api.max_page_size), told by /v1/about before a page first reads.
+export const limits = { pageSize: 1000 };
 
 export class ApiError extends Error {
   constructor(status, message, path) {
@@ -56,7 +55,6 @@ export function pageSize(wanted) {
 
 // Every row of a paged list: its first page, then the others side by side.
 export async function getAll(path, query) {
-  await limits.ready;
   const size = limits.pageSize;
   const first = await get(path, { ...query, page_num: 1, page_size: size });
   const pages = Math.ceil(first.total / size);

@@ -160,5 +160,4 @@ async function learn() {
 
 startTheme();
 // Pages size their lists by the API's largest page: the first waits for it (one small answer).
-limits.ready = learn();
-limits.ready.then(() => show());
+learn().then(() => show());

@@ -23,6 +23,12 @@ export function link(text, target) {
   return h("a", { href: target, text });
 }
 
+// A link to a workload's page; a pod without an owner is listed as its own workload (kind
+// Pod) and has no such page: its name alone.
+export function workloadLink(name, uid, kind) {
+  return uid && kind !== "Pod" ? link(name, view.href(["workloads", uid])) : name;
+}
+
 // A figure: its raw value in data-value (what the API said), its text as written.
 export function figure(name, value, text) {
   return h("span", { "data-figure": name, "data-value": value === null ? "null" : String(value), text });

@@ -1,7 +1,7 @@
 // Idle GPUs: held by a pod but unused, now or over a range, and the idle GPU-hours of each
 // namespace.
 import { get, pageSize } from "../api.js";
-import { filter, figure, h, link, pager, section, table, urlSort } from "../dom.js";
+import { filter, figure, h, link, pager, section, table, urlSort, workloadLink } from "../dom.js";
 import * as format from "../format.js";
 import * as view from "../view.js";
 
@@ -31,7 +31,7 @@ export async function render({ params }) {
     { label: "model", cell: (g) => g.gpu_model ?? "—" },
     { label: "namespace", sort: "namespace", cell: (g) => g.namespace },
     { label: "pod", cell: (g) => g.pod_name },
-    { label: "workload", cell: (g) => (g.workload ? link(g.workload.name, view.href(["workloads", g.workload.uid])) : "—") },
+    { label: "workload", cell: (g) => (g.workload ? workloadLink(g.workload.name, g.workload.uid, g.workload.kind) : "—") },
     { label: "idle since", sort: "since", cell: (g) => format.when(g.since) },
     // Over a range, the minutes inside it (an interval may have begun before); now, all of them.
     over === "now"

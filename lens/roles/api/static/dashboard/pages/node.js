@@ -2,16 +2,10 @@
 // and before, and its device changelog.
 import { ApiError, get, getAll, pageSize } from "../api.js";
 import { rangePicker, rangeQuery, timeChart } from "../chart.js";
-import { badge, empty, facts, figure, h, link, section, table } from "../dom.js";
+import { badge, empty, facts, figure, h, section, table, workloadLink } from "../dom.js";
 import * as format from "../format.js";
-import * as view from "../view.js";
 
 export const TITLE = "Node";
-
-// A pod without an owner is listed as its own workload (kind Pod): it has no workload page.
-function workloadLink(name, uid, kind) {
-  return uid && kind !== "Pod" ? link(name, view.href(["workloads", uid])) : name;
-}
 
 function gpuTable(gpus) {
   return table(

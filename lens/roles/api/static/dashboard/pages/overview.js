@@ -2,16 +2,15 @@
 // over time.
 import { get, pageSize } from "../api.js";
 import { rangePicker, rangeQuery, timeChart } from "../chart.js";
-import { card, empty, h, link, section, table } from "../dom.js";
+import { card, empty, h, section, table, workloadLink } from "../dom.js";
 import * as format from "../format.js";
-import * as view from "../view.js";
 
 export const TITLE = "Overview";
 
 function consumersTable(consumers) {
   return table(
     [
-      { label: "workload", cell: (c) => (c.kind === "Pod" ? c.name : link(c.name, view.href(["workloads", c.uid]))) },
+      { label: "workload", cell: (c) => workloadLink(c.name, c.uid, c.kind) },
       { label: "kind", cell: (c) => c.kind },
       { label: "namespace", cell: (c) => c.namespace },
       { label: "GPUs", numeric: true, cell: (c) => format.number(c.stat.gpu_request) },
