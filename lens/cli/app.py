@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 import lens
-from lens.cli import configuring, database, diagnostics, docs, roles, simulators
+from lens.cli import configuring, database, demo, diagnostics, docs, roles, simulators
 
 app = typer.Typer(
     name="lens",
@@ -35,6 +35,7 @@ app.command("node-agent")(roles.node_agent)
 app.command("jobs")(roles.jobs)
 app.command("api")(roles.api)
 app.command("up")(roles.up)
+app.command("demo")(demo.demo)
 app.command("gpus")(diagnostics.gpus)
 app.command("rdma")(diagnostics.rdma)
 app.command("containers")(diagnostics.containers)

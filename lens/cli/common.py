@@ -15,6 +15,7 @@ import typer
 from lens.runtime import errors
 
 if TYPE_CHECKING:
+    from lens.runtime.clock import Clock
     from lens.runtime.config import Config
     from lens.runtime.launcher import Role
 
@@ -89,7 +90,7 @@ def with_host_root(cfg: Config, host_root: str | None) -> Config:
     return cfg
 
 
-def launch(cfg: Config, *roles: Role) -> NoReturn:
+def launch(cfg: Config, *roles: Role, clock: Clock | None = None) -> NoReturn:
     """Configure logging, run the roles in one process until stopped, exit with its code.
 
     A bad config or an unusable store at start is one line and exit 2 or 1; a part that fails
@@ -100,7 +101,7 @@ def launch(cfg: Config, *roles: Role) -> NoReturn:
 
     lens_logging.configure(cfg.logging)
     try:
-        outcome = launcher.launch(cfg, roles)
+        outcome = launcher.launch(cfg, roles, clock=clock)
     except errors.ConfigError as exc:
         fail("config error", str(exc), errors.EXIT_CONFIG)
     except errors.StoreError as exc:

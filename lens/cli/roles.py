@@ -28,10 +28,19 @@ PortOption = Annotated[
 ]
 
 
-def _with_port(cfg: Config, port: int | None) -> Config:
-    if port is None:
-        return cfg
-    return dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, port=port))
+DashboardPortOption = Annotated[
+    int | None,
+    typer.Option(help="Port of the dashboard and REST API (overrides api.port).", min=0, max=65535),
+]
+
+
+def with_ports(cfg: Config, port: int | None, api_port: int | None = None) -> Config:
+    """The config with --port (server.port) and --api-port (api.port) applied."""
+    if port is not None:
+        cfg = dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, port=port))
+    if api_port is not None:
+        cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, port=api_port))
+    return cfg
 
 
 def node_agent(
@@ -47,7 +56,7 @@ def node_agent(
     """Run the per-node agent: GPU, DRI, RDMA and kubelet collectors, /metrics and REST."""
     from lens.roles.node_agent import main as node_agent_main
 
-    cfg = with_host_root(_with_port(load(config), port), host_root)
+    cfg = with_host_root(with_ports(load(config), port), host_root)
     launch(cfg, node_agent_main.ROLE)
 
 
@@ -62,7 +71,7 @@ def jobs(
     """Run the jobs role: the gRPC container event server writing to the database."""
     from lens.roles.jobs import main as jobs_main
 
-    cfg = _with_port(load(config), port)
+    cfg = with_ports(load(config), port)
     if grpc_port is not None:
         cfg = dataclasses.replace(cfg, jobs=dataclasses.replace(cfg.jobs, grpc_port=grpc_port))
     launch(cfg, jobs_main.ROLE)
@@ -82,32 +91,20 @@ def api(
     """Run the REST API: /v1 read from the database, /openapi.json and its docs page."""
     from lens.roles.api import main as api_main
 
-    cfg = _with_port(load(config), port)
-    if api_port is not None:
-        cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, port=api_port))
+    cfg = with_ports(load(config), port, api_port)
     if api_host is not None:
         cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, host=api_host))
     launch(cfg, api_main.ROLE)
 
 
 def up(
-    config: ConfigOption = None,
-    port: PortOption = None,
-    api_port: Annotated[
-        int | None,
-        typer.Option(
-            help="Port of the dashboard and REST API (overrides api.port).", min=0, max=65535
-        ),
-    ] = None,
+    config: ConfigOption = None, port: PortOption = None, api_port: DashboardPortOption = None
 ) -> None:
     """Run everything this host can in one process: node agent, jobs, API and dashboard (and
     the controller when a Kubernetes API is found), on SQLite under the data directory."""
     from lens.roles.up import main as up_main
 
-    cfg = _with_port(load(config), port)
-    if api_port is not None:
-        cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, port=api_port))
-    planned = up_main.plan(cfg)
+    planned = up_main.plan(with_ports(load(config), port, api_port))
     for note in planned.notes:
         typer.echo(f"lens up: {note}", err=True)
     launch(planned.config, *planned.roles)
@@ -120,7 +117,7 @@ def controller(ctx: typer.Context, config: ConfigOption = None, port: PortOption
         return
     from lens.roles.controller import main as controller_main
 
-    launch(_with_port(load(config), port), controller_main.ROLE)
+    launch(with_ports(load(config), port), controller_main.ROLE)
 
 
 @controller_app.command("release-finalizers")

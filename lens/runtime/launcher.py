@@ -1,7 +1,7 @@
 """The launcher: one process, the roles it is given, run until a signal; its exit code.
 
 `lens node-agent`, `lens controller` and `lens jobs` launch one role each; `lens up` and
-`lens demo` (coming issues) will launch several into the same process. Each role is a `Role`:
+`lens demo` launch several into the same process. Each role is a `Role`:
 its name, the config sections it logs at start and its `build(config, process)`, which adds
 the role's parts to the Process (runtime/process.py) and returns what tests reach. The
 launcher owns what is process-wide: signals, the one HTTP port, the metrics registry,
@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lens.runtime import settings
+from lens.runtime.clock import Clock
 from lens.runtime.config import Config
 from lens.runtime.process import Process
 
@@ -67,10 +68,11 @@ def assemble(config: Config, roles: Sequence[Role], *, process: Process) -> list
     return built
 
 
-def launch(config: Config, roles: Sequence[Role]) -> Outcome:
-    """Build the roles into a new process and run it until SIGTERM or SIGINT."""
+def launch(config: Config, roles: Sequence[Role], *, clock: Clock | None = None) -> Outcome:
+    """Build the roles into a new process and run it until SIGTERM or SIGINT; `clock`: the
+    process's (default: the system's; `lens demo --speed` runs a faster one)."""
     name = "+".join(role.name for role in roles)
-    process = Process(name, server=config.server, service=config.service)
+    process = Process(name, server=config.server, service=config.service, clock=clock)
     assemble(config, roles, process=process)
     if len(roles) > 1:
         log.info("process starting", extra={"roles": [role.name for role in roles]})

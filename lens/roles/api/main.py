@@ -74,9 +74,12 @@ def _reviews(config: Config, process: Process) -> Callable[[str], Review]:
     return cache.review
 
 
-def build(config: Config, process: Process) -> Api:
+def build(
+    config: Config, process: Process, *, simulated: bool = False, clock_rate: float = 1.0
+) -> Api:
     """Add the API to `process`: tokens read, database opened (and migrated), app made,
-    server not started."""
+    server not started. `simulated`: the cluster is `lens demo`'s, whose clock runs
+    `clock_rate` times as fast as real time (/v1/about tells the dashboard)."""
     tokens = authenticator_of(config, process)
     db = shared.shared_database(config.database, process)
     context = Context(
@@ -87,6 +90,8 @@ def build(config: Config, process: Process) -> Api:
         consumers_window_minutes=config.jobs.consumers_utilization_minutes,
         team_label=config.jobs.team_label,
         cors_origins=config.api.cors_origins,
+        simulated=simulated,
+        clock_rate=clock_rate,
     )
     app = create_app(context=context, metrics=RequestMetrics(process.metrics), tokens=tokens)
     limits = serving.ServerLimits(

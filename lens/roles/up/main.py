@@ -101,7 +101,7 @@ def plan(config: Config, *, reachable: Callable[[Config], str | None] = _kuberne
         wired = dataclasses.replace(
             wired, jobs=dataclasses.replace(wired.jobs, watch_cluster="off")
         )
-    roles.append(_announced(wired))
+    roles.append(announced(wired))
     return Plan(config=wired, roles=tuple(roles), notes=tuple(notes))
 
 
@@ -134,11 +134,14 @@ def _agent() -> Role:
     return dataclasses.replace(agent_main.ROLE, build=build)
 
 
-def _announced(config: Config) -> Role:
-    """The API role, followed by the part announcing its URL (started after every other)."""
+def announced(
+    config: Config, *, build: Callable[[Config, Process], api_main.Api] = api_main.build
+) -> Role:
+    """The API role (made by `build`), followed by the part announcing its URL (started after
+    every other)."""
 
-    def build(role_config: Config, process: Process) -> api_main.Api:
-        api = api_main.build(role_config, process)
+    def build_announced(role_config: Config, process: Process) -> api_main.Api:
+        api = build(role_config, process)
 
         def url() -> str:
             host = config.api.host if config.api.host not in ("0.0.0.0", "::") else LOOPBACK
@@ -148,4 +151,4 @@ def _announced(config: Config) -> Role:
         process.add_part(_Announce(url=url))
         return api
 
-    return dataclasses.replace(api_main.ROLE, build=build)
+    return dataclasses.replace(api_main.ROLE, build=build_announced)

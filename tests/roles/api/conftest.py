@@ -140,14 +140,16 @@ def make_app(
     max_page_size: int = 1000,
     team_label: str = "",
     cors_origins: tuple[str, ...] = ("*",),
+    **context_fields: Any,
 ) -> FastAPI:
-    """`lens api`'s app on `db` (cluster CLUSTER)."""
+    """`lens api`'s app on `db` (cluster CLUSTER); `context_fields`: more of its Context."""
     context = Context(
         db=db,
         cluster=CLUSTER,
         max_page_size=max_page_size,
         team_label=team_label,
         cors_origins=cors_origins,
+        **context_fields,
     )
     return create_app(
         context=context,

@@ -51,6 +51,7 @@ from lens.runtime.config import (
 from lens.runtime.process import Process
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario.player import ScenarioPlayer
+from lens.sim.scenario.runtimes import Announcer
 from lens.sim.scenario.spec import TIME_STEP_SECONDS, Scenario
 from lens.sim.scenario.truth import Hold, Truth
 from lens.store import database
@@ -207,8 +208,7 @@ class Replay:
         self.controller: controller_main.Controller | None = None
         self.caches: ClusterCaches | None = None
         self.jobs: LensJobs | None = None
-        self._announced = 0
-        self._open: list[Hold] = []
+        self._announcer = Announcer(self.player.truth)
 
     @property
     def truth(self) -> Truth:
@@ -236,25 +236,19 @@ class Replay:
     def _announce(self, now: int) -> set[SimNode]:
         """Tell each node's Docker of the pods bound and ended since the last step."""
         touched: set[SimNode] = set()
-        holds = self.truth.holds
-        for hold in holds[self._announced :]:
+        begun, ended = self._announcer.due(now)
+        for hold in begun:
             node = self.nodes[hold.node]
             node.runtime.started(hold)
             self._check_planned(hold, hold.since)
-            self._open.append(hold)
             touched.add(node)
-        self._announced = len(holds)
-        still: list[Hold] = []
-        for hold in self._open:
-            if hold.until is not None and hold.until <= now:
-                assert hold.ended_by != "node-lost", "node losses are not replayed here"
-                node = self.nodes[hold.node]
-                node.runtime.ended(hold)
-                self._check_planned(hold, hold.until)
-                touched.add(node)
-            else:
-                still.append(hold)
-        self._open = still
+        for hold in ended:
+            assert hold.ended_by != "node-lost", "node losses are not replayed here"
+            assert hold.until is not None
+            node = self.nodes[hold.node]
+            node.runtime.ended(hold)
+            self._check_planned(hold, hold.until)
+            touched.add(node)
         return touched
 
     def _check_planned(self, hold: Hold, at: float) -> None:

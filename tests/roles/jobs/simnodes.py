@@ -11,8 +11,6 @@ The test drives each agent's collection cycle on the scenario's FakeClock.
 from __future__ import annotations
 
 import asyncio
-import datetime
-import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,13 +29,11 @@ from lens.runtime.config import (
     ServiceConfig,
 )
 from lens.runtime.process import Process
-from lens.sim.containerd import make_device_node, pod_labels
-from lens.sim.docker import ScriptedDocker, event_line, inspect_body
+from lens.sim.containerd import make_device_node
 from lens.sim.hosts.tree import HostTree
-from lens.sim.scenario.truth import DELETED, FAILED, Hold
+from lens.sim.scenario.runtimes import ScriptedRuntime
 
 RENDER_MAJOR, RENDER_FIRST_MINOR = 226, 128
-CONTAINER = "main"  # the scenario's pods have one container
 # How often an agent reads its GPUs: 4 readings a whole minute (it is read once a minute when
 # none of its pods comes or goes within it, every 15 s when one does).
 GPU_INTERVAL_SECONDS = 15.0
@@ -54,15 +50,6 @@ def render_nodes(directory: Path, gpus: int) -> list[Path]:
     ]
 
 
-def container_id(hold: Hold) -> str:
-    return hashlib.sha256(f"{hold.pod_uid}/{CONTAINER}/0".encode()).hexdigest()
-
-
-def _rfc3339(at: float) -> str:
-    moment = datetime.datetime.fromtimestamp(at, datetime.UTC)
-    return moment.isoformat().replace("+00:00", "Z")
-
-
 def until(check: Callable[[], bool], what: str, timeout: float = WAIT_SECONDS) -> None:
     """Wait for `check`, looking every 10 ms (the threads it waits for need the interpreter)."""
     deadline = time.monotonic() + timeout
@@ -72,58 +59,10 @@ def until(check: Callable[[], bool], what: str, timeout: float = WAIT_SECONDS) -
         time.sleep(0.01)
 
 
-class Runtime:
-    """The Docker stand-in of one node, told what the pods on it do."""
-
-    def __init__(self, socket: Path, renders: list[Path]) -> None:
-        self.docker = ScriptedDocker(socket)
-        self._renders = renders
-        self.expected: dict[str, str] = {}  # container id -> the status the agent must see
-        self.docker.start()
-
-    def started(self, hold: Hold) -> None:
-        cid = container_id(hold)
-        labels = pod_labels(
-            pod=hold.pod_name, namespace=hold.namespace, uid=hold.pod_uid, container=CONTAINER
-        )
-        self.docker.bodies[cid] = inspect_body(
-            cid,
-            name=f"k8s_{CONTAINER}_{hold.pod_name}_{hold.namespace}_{hold.pod_uid}_0",
-            labels=labels,
-            devices=[str(self._renders[i]) for i in hold.gpus],
-            created=_rfc3339(hold.since),
-        )
-        for action in ("create", "start"):
-            self.docker.send(event_line(action, cid, time_nano=round(hold.since * 1e9)))
-        self.expected[cid] = "Running"
-
-    def ended(self, hold: Hold) -> None:
-        assert hold.until is not None
-        cid, code = container_id(hold), 1 if hold.ended_by == FAILED else 0
-        body = self.docker.bodies[cid]
-        assert isinstance(body, dict)
-        body["State"] = {
-            "Status": "exited",
-            "Pid": 0,
-            "ExitCode": code,
-            "FinishedAt": _rfc3339(hold.until),
-        }
-        at = round(hold.until * 1e9)
-        self.docker.send(event_line("die", cid, time_nano=at, exitCode=str(code)))
-        self.expected[cid] = "Exit"
-        if hold.ended_by == DELETED:
-            del self.docker.bodies[cid]
-            self.docker.send(event_line("destroy", cid, time_nano=at))
-            self.expected[cid] = "Deleted"
-
-    def stop(self) -> None:
-        self.docker.stop()
-
-
 class SimNode:
     """One node: its host tree, Docker stand-in and node agent."""
 
-    def __init__(self, tree: HostTree, agent: NodeAgent, runtime: Runtime) -> None:
+    def __init__(self, tree: HostTree, agent: NodeAgent, runtime: ScriptedRuntime) -> None:
         self.name = tree.spec.name
         self.tree, self.agent, self.runtime = tree, agent, runtime
 
@@ -174,7 +113,7 @@ class SimNode:
 def make_node(
     tree: HostTree, *, clock: FakeClock, renders: list[Path], socket: Path, jobs_address: str
 ) -> SimNode:
-    runtime = Runtime(socket, renders)
+    runtime = ScriptedRuntime(socket, renders)
     config = Config(
         host=HostConfig(root=str(tree.root)),
         server=ServerConfig(host="127.0.0.1", port=0),

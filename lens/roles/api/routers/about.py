@@ -30,6 +30,8 @@ def about(
             team_label=ctx.team_label,
             gpu_hours_labels=sorted(kept),
             simulated=ctx.simulated,
+            now=ctx.wall_time(),
+            clock_rate=ctx.clock_rate,
             max_page_size=ctx.max_page_size,
         )
     )

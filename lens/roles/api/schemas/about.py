@@ -13,6 +13,14 @@ class About(BaseModel):
         description="Every label key /v1/gpuHours can group by (`label:<key>`)."
     )
     simulated: bool = Field(description="The cluster is simulated (`lens demo`).")
+    now: float = Field(
+        description="The API's time (Unix seconds): the end of the ranges a client shows as "
+        "'the last hour' (the cluster's time, where `lens demo --speed` runs it faster)."
+    )
+    clock_rate: float = Field(
+        description="Seconds of the API's time in a second of real time: 1, or the speed of "
+        "`lens demo --speed`."
+    )
     max_page_size: int = Field(
         description="The largest page_size a list takes (api.max_page_size)."
     )

@@ -14,6 +14,8 @@ def test_every_field_is_required() -> None:
         team_label="",
         gpu_hours_labels=[],
         simulated=False,
+        now=1_795_000_000.0,
+        clock_rate=1.0,
         max_page_size=1000,
     )
     assert about.model_dump()["simulated"] is False

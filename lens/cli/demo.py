@@ -1,0 +1,61 @@
+"""`lens demo`: every role in one process against a simulated GPU cluster, on temporary files.
+
+The roles and the simulated cluster are imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from lens.cli.common import ConfigOption, fail, launch, load
+from lens.cli.roles import DashboardPortOption, PortOption, with_ports
+from lens.runtime import errors
+
+# Beyond this the agents' and jobs' loops (paced by the cluster's clock) outrun two cores.
+MAX_SPEED = 600.0
+
+
+def demo(
+    preset: Annotated[
+        str,
+        typer.Option(
+            help="The simulated cluster: small (2 nodes, 16 GPUs) or medium (100 nodes, 800 "
+            "GPUs, about 500 GPU pods)."
+        ),
+    ] = "small",
+    speed: Annotated[
+        float,
+        typer.Option(
+            help="How many times faster than real time the cluster lives (60: an hour a "
+            "minute); the dashboard shows the cluster's time.",
+            min=1,
+            max=MAX_SPEED,
+        ),
+    ] = 1.0,
+    config: ConfigOption = None,
+    port: PortOption = None,
+    api_port: DashboardPortOption = None,
+) -> None:
+    """Run Lens against a simulated GPU cluster: the simulated cluster's API, kubelets and
+    node agents, the controller, jobs, API and dashboard (marked simulated) in one process.
+    Its database and files are temporary: removed when it stops."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from lens.roles.demo import main as demo_main
+
+    if preset not in demo_main.PRESETS:
+        expected = " or ".join(demo_main.PRESETS)
+        fail("usage error", f"--preset: expected {expected}, got {preset!r}", errors.EXIT_CONFIG)
+    cfg = with_ports(load(config), port, api_port)
+    directory = Path(tempfile.mkdtemp(prefix="lens-demo-"))
+    try:  # the roles' one-line errors exit through typer.Exit or SystemExit
+        planned = demo_main.plan(cfg, preset=preset, speed=speed, directory=directory)
+        for note in planned.notes:
+            typer.echo(f"lens demo: {note}", err=True)
+        launch(planned.config, *planned.roles, clock=demo_main.clock(speed))
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""`lens demo`: `lens up` against a simulated cluster, in one process."""

@@ -1,0 +1,154 @@
+"""`lens demo`: `lens up` against a simulated cluster — the API emulator replaying a preset
+scenario (lens/sim/scenario/living.py), a node agent per simulated node (agents.py), the
+controller and the jobs watching the emulator, and the API with its dashboard marked as
+simulated — in one process on a fresh SQLite database under `directory`.
+
+`plan` gives the roles in the order they start: the cluster first, then the jobs (whose event
+server the agents stream to) and the controller (both pointed at the emulator once it exists),
+the agents, and last the API with the line announcing its URL. With `speed` above 1 the whole
+process runs on a clock that many times faster (the cluster's time: an hour of cluster life in
+a minute at 60), and the dashboard reads its "now" from the API.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+
+from lens.roles.api import main as api_main
+from lens.roles.controller import main as controller_main
+from lens.roles.demo.agents import LOOPBACK, SimulatedAgents
+from lens.roles.jobs import main as jobs_main
+from lens.roles.up import main as up_main
+from lens.runtime.config import Config, DatabaseConfig, KubeConfig
+from lens.runtime.launcher import Role
+from lens.runtime.process import Process
+from lens.sim.scenario import spec
+from lens.sim.scenario.living import LivingCluster
+from lens.sim.scenario.replaying import ScaledClock
+
+# The presets a demo runs: "large" (1,000 nodes) would be a thousand agents in one process.
+PRESETS = ("small", "medium")
+
+
+def clock(speed: float) -> ScaledClock:
+    """The demo process's clock: the cluster's time, `speed` times as fast as real time."""
+    return ScaledClock(speed)
+
+
+@dataclasses.dataclass
+class _Built:
+    """What a later role's build needs of an earlier one's (the launcher builds in order)."""
+
+    cluster: LivingCluster | None = None
+    jobs: jobs_main.Jobs | None = None
+
+    def kube_url(self) -> str:
+        if self.cluster is None:
+            raise RuntimeError("the simulated cluster is built first")
+        return self.cluster.url
+
+    def jobs_address(self) -> str:
+        if self.jobs is None:
+            raise RuntimeError("the jobs are built before the agents")
+        return f"{LOOPBACK}:{self.jobs.grpc.port}"
+
+
+def configured(config: Config, directory: Path) -> Config:
+    """The config every role of the demo reads: a fresh SQLite database under `directory`, the
+    jobs' event server on a free loopback port, no Lease (one process), no daily report file,
+    and no kubelet Service (the simulated nodes' addresses lead nowhere)."""
+    return dataclasses.replace(
+        config,
+        database=DatabaseConfig(url=f"sqlite:///{directory / 'lens.db'}"),
+        jobs=dataclasses.replace(
+            config.jobs,
+            grpc_host=LOOPBACK,
+            grpc_port=0,
+            lease="",
+            watch_cluster="on",
+            daily_report_time="",
+        ),
+        controller=dataclasses.replace(
+            config.controller, leader_election=False, kubelet_service=""
+        ),
+    )
+
+
+def _with_kube(config: Config, url: str) -> Config:
+    return dataclasses.replace(config, kube=KubeConfig(source="url", url=url))
+
+
+def plan(config: Config, *, preset: str, speed: float, directory: Path) -> up_main.Plan:
+    """The roles of a demo of `preset` at `speed` keeping its files under `directory`."""
+    scenario = spec.preset(preset)
+    wired = configured(config, directory)
+    built = _Built()
+
+    def cluster(role_config: Config, process: Process) -> LivingCluster:
+        def failed(exc: BaseException) -> None:
+            process.service.fail(exc, part=LivingCluster.name)
+
+        built.cluster = LivingCluster(
+            scenario, clock=process.clock, directory=directory, on_failure=failed
+        )
+        process.add_part(built.cluster)
+        return built.cluster
+
+    def jobs(role_config: Config, process: Process) -> jobs_main.Jobs:
+        built.jobs = jobs_main.build(_with_kube(role_config, built.kube_url()), process)
+        return built.jobs
+
+    def controller(role_config: Config, process: Process) -> controller_main.Controller:
+        return controller_main.build(_with_kube(role_config, built.kube_url()), process)
+
+    def agents(role_config: Config, process: Process) -> SimulatedAgents:
+        assert built.cluster is not None
+        part = SimulatedAgents(
+            role_config,
+            built.cluster,
+            clock=process.clock,
+            jobs_address=built.jobs_address,
+            on_failure=lambda exc: process.service.fail(exc, part=SimulatedAgents.name),
+        )
+        process.add_part(part)
+        return part
+
+    api = functools.partial(api_main.build, simulated=True, clock_rate=speed)
+    roles = (
+        Role(
+            name="simulated-cluster",
+            starting="simulated cluster starting",
+            sections=(),
+            build=cluster,
+            describe=lambda made: _describe(made, speed),
+        ),
+        dataclasses.replace(jobs_main.ROLE, build=jobs),
+        dataclasses.replace(controller_main.ROLE, build=controller),
+        Role(
+            name="simulated-agents",
+            starting="simulated node agents starting",
+            sections=("node_agent",),
+            build=agents,
+        ),
+        up_main.announced(wired, build=api),
+    )
+    pace = "real time" if speed == 1 else f"{speed:g} times real time"
+    notes = (
+        f"simulated cluster {scenario.name!r}: {len(scenario.node_names)} nodes, "
+        f"{scenario.gpu_count} GPUs, living at {pace}",
+        f"its database and files under {directory} (removed when the demo stops)",
+    )
+    return up_main.Plan(config=wired, roles=roles, notes=notes)
+
+
+def _describe(cluster: LivingCluster, speed: float) -> dict[str, object]:
+    scenario = cluster.scenario
+    return {
+        "scenario": scenario.name,
+        "nodes": len(scenario.node_names),
+        "gpus": scenario.gpu_count,
+        "speed": speed,
+        "kube_url": cluster.url,
+    }

@@ -1,0 +1,147 @@
+"""A scenario's cluster living in (scaled) real time, for `lens demo`: the API emulator with the
+player applying events as they fall due, and per node what a node agent on it reads — a host
+tree whose GPUs the pods keep busy, a kubelet (HTTPS /pods and /stats/summary, and the
+pod-resources socket naming each pod's GPUs) and a Docker stand-in running the pods'
+containers (runtimes.py).
+
+`LivingCluster` is a Service part: started, it loads the scenario and then, every tick, applies
+the events due, tells each node's runtime of the pods that began and ended, and brings the host
+trees' GPU readings up to date every `TREE_STEP_SECONDS` of the cluster's time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from lens.runtime import lifecycle
+from lens.runtime.clock import Clock
+from lens.sim.hosts.tree import HostTree
+from lens.sim.kube.server import KubeApiServer
+from lens.sim.kubelet.server import KubeletServer
+from lens.sim.scenario.player import ScenarioPlayer
+from lens.sim.scenario.runtimes import Announcer, ScriptedRuntime
+from lens.sim.scenario.spec import TIME_STEP_SECONDS, Scenario
+
+# Loads change at whole minutes and pods come and go on the scenario's 15 s grid: readings
+# rewritten on that grid are never staler than a step.
+TREE_STEP_SECONDS = TIME_STEP_SECONDS
+TICK_SECONDS = 0.2  # of real time, between two looks at the timeline
+KUBELET_TOKEN = "lens-demo-kubelet"  # the simulated kubelets ask for it (on loopback)
+WATCH_HISTORY = 100_000  # events kept per resource type: watchers never fall behind it
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SimulatedHost:
+    """One node's host side, as its node agent is configured to read it."""
+
+    name: str
+    tree: HostTree
+    kubelet: KubeletServer
+    kubelet_token_file: Path
+    runtime: ScriptedRuntime
+
+    @property
+    def docker_socket(self) -> str:
+        return self.runtime.docker.socket
+
+
+class LivingCluster:
+    """The cluster of `scenario` under `directory`, on `clock` (a ScaledClock runs it faster)."""
+
+    name = "simulated-cluster"
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        clock: Clock,
+        directory: Path,
+        on_failure: Callable[[BaseException], None],
+    ) -> None:
+        """`on_failure`: told when a step fails (the cluster then stands still)."""
+        self.scenario = scenario
+        self._on_failure = on_failure
+        self._clock = clock
+        self._directory = directory
+        self.kube = KubeApiServer(clock=clock, history_size=WATCH_HISTORY)
+        self.player = ScenarioPlayer(
+            scenario, self.kube, clock=clock, hosts_dir=directory / "hosts"
+        )
+        self._announcer = Announcer(self.player.truth)
+        self.hosts: dict[str, SimulatedHost] = {}
+        self._tree_step = -1
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="simulated-cluster", daemon=True)
+        self.loaded = threading.Event()
+
+    @property
+    def url(self) -> str:
+        """The API emulator's address (it listens from construction)."""
+        return self.kube.url
+
+    def load(self) -> None:
+        """Serve the API, create the scenario's nodes and what starts at once, and build every
+        node's host tree, kubelet and runtime."""
+        self.kube.start()
+        self.player.load()
+        (self._directory / "docker").mkdir(parents=True, exist_ok=True)
+        token_file = self._directory / "kubelet-token"
+        token_file.write_text(KUBELET_TOKEN)
+        for index, name in enumerate(self.scenario.node_names):
+            kubelet = self.player.kubelet(
+                name, self._directory / "kubelets" / str(index), token=KUBELET_TOKEN
+            )
+            runtime = ScriptedRuntime(self._directory / "docker" / f"{index}.sock")
+            self.hosts[name] = SimulatedHost(
+                name=name,
+                tree=self.player.host_tree(name),
+                kubelet=kubelet.start(),
+                kubelet_token_file=token_file,
+                runtime=runtime,
+            )
+        self.step()
+        self.loaded.set()
+
+    def step(self) -> None:
+        """Apply the events due, tell the runtimes, and rewrite readings on a new grid step."""
+        self.player.run_until(self.player.elapsed)
+        begun, ended = self._announcer.due(self._clock.time())
+        for hold in begun:
+            self.hosts[hold.node].runtime.started(hold)
+        for hold in ended:
+            self.hosts[hold.node].runtime.ended(hold)
+        grid = math.floor(self._clock.time() / TREE_STEP_SECONDS)
+        if grid != self._tree_step or begun or ended:
+            self._tree_step = grid
+            for host in self.hosts.values():
+                host.tree.update_gpus()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(TICK_SECONDS):
+                self.step()
+        except Exception as exc:  # a simulator's bug: the process says so and stops
+            self._on_failure(exc)
+
+    async def start(self) -> None:
+        await lifecycle.in_thread(self.load, name="simulated-cluster-load")
+        self._thread.start()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        await lifecycle.in_thread(self._close, name="simulated-cluster-stop")
+
+    def _close(self) -> None:
+        if self._thread.is_alive():
+            self._thread.join()
+        for host in self.hosts.values():
+            with contextlib.suppress(OSError):
+                host.runtime.stop()
+            with contextlib.suppress(OSError):
+                host.kubelet.stop()
+        self.kube.stop()
