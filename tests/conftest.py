@@ -9,6 +9,7 @@ import random
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -119,6 +120,31 @@ def db(empty_database_url: str) -> Iterator[peewee.Database]:
         yield database_
     finally:
         close_all(database_)
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path) -> Iterator[peewee.Database]:
+    """A migrated SQLite database: for what does not depend on the engine (bad input), or
+    what only SQLite's locking shows."""
+    db = database.open_database(DatabaseConfig(url=f"sqlite:///{tmp_path / 'lens.db'}"))
+    migrating.migrate(db)
+    yield db
+    close_all(db)
+
+
+def others_may_write(db: peewee.Database) -> bool:
+    """Whether another connection to the SQLite database `db` could take its write lock now:
+    False while a transaction of `db` holds it (one that began IMMEDIATE, or wrote)."""
+    other = sqlite3.connect(str(db.database), timeout=0, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return False
+    else:
+        other.execute("ROLLBACK")
+        return True
+    finally:
+        other.close()
 
 
 def close_all(db: peewee.Database) -> None:

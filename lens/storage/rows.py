@@ -79,7 +79,10 @@ class StorageRows:
     def write(self, rows: Sequence[StorageRow]) -> int:
         """Store `rows` (every backend found now); returns how many rows were written."""
         with database.session(self._db):
-            return database.idempotent_transaction(self._db, lambda: self._write(rows))
+            # It reads the stored rows before writing: the write lock first (database.py).
+            return database.idempotent_transaction(
+                self._db, lambda: self._write(rows), lock_first=True
+            )
 
     def _write(self, rows: Sequence[StorageRow]) -> int:
         stored = self._stored()

@@ -108,7 +108,8 @@ def save_day(cluster: str, day: datetime.date, groups: list[GroupHours]) -> int:
     rows were inserted, updated or deleted."""
     table = models.GpuHoursDaily
     start = datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
-    with table._meta.database.atomic():
+
+    def write() -> int:
         stored = _stored_day(cluster, start)
         wanted = {(g.kind, g.key, g.value, g.gpu_model): g for g in groups}
         changed = [g for k, g in wanted.items() if not _same(stored.get(k), g)]
@@ -123,7 +124,10 @@ def save_day(cluster: str, day: datetime.date, groups: list[GroupHours]) -> int:
                 & (table.gpu_model == model)
             ).execute()
         upserting.upsert(table, [_row(cluster, start, g) for g in changed])
-    return len(changed) + len(gone)
+        return len(changed) + len(gone)
+
+    # It reads the stored day before writing: the write lock first (store/database.py).
+    return database.idempotent_transaction(table._meta.database, write, lock_first=True)
 
 
 _Figures = tuple[float, float, float]

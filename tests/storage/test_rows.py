@@ -7,12 +7,14 @@ import dataclasses
 import datetime
 
 import peewee
+import pytest
 
 from lens.storage.classes import StorageBackend
 from lens.storage.rows import StorageRow, StorageRows
 from lens.storage.secrets import SecretRef
 from lens.storage.usage import ABSENT, VolumeUsage
 from lens.store import models
+from tests.conftest import others_may_write
 
 T0 = datetime.datetime(2025, 3, 1, 12, 0, tzinfo=datetime.UTC)
 REF = SecretRef(namespace="kube-system", name="jfs-secret")
@@ -118,3 +120,19 @@ def test_a_backend_gone_is_soft_deleted_and_comes_back(db: peewee.Database) -> N
     back = models.Storage.get((models.Storage.cluster == "home") & (models.Storage.name == "nfs"))
     assert back.deleted_at is None and back.created_at == T0
     assert back.id == gone.id
+
+
+def test_the_stored_rows_are_read_under_the_write_lock(
+    sqlite_db: peewee.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As nodes' rows (tests/kube/cluster/test_noderows.py): read first, then the lock was lost.
+    seen = []
+    read = StorageRows._stored
+
+    def stored(rows: StorageRows) -> object:
+        seen.append(others_may_write(sqlite_db))
+        return read(rows)
+
+    monkeypatch.setattr(StorageRows, "_stored", stored)
+    assert StorageRows(sqlite_db, cluster="home", wall_time=Clock()).write(_rows()) == 2
+    assert seen == [False] and others_may_write(sqlite_db)

@@ -11,6 +11,7 @@ import pytest
 from lens.store import models
 from lens.usage import gpuhours
 from lens.usage.gpuhours import LABEL, NAMESPACE, WORKLOAD, GroupHours
+from tests.conftest import others_may_write
 
 CLUSTER = "c1"
 DAY = datetime.date(2026, 11, 23)
@@ -125,3 +126,28 @@ def test_a_day_is_replaced_whole(db: peewee.Database) -> None:
     (day,) = {r.day for r in models.GpuHoursDaily.select()}
     assert day == MIDNIGHT
     assert pytest.approx(sum(rows.values())) == 4.0
+
+
+def test_a_day_is_read_and_replaced_under_the_write_lock(
+    sqlite_db: peewee.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As nodes' rows (tests/kube/cluster/test_noderows.py): read first, then the lock was lost.
+    seen = []
+    read = gpuhours._stored_day
+
+    def stored_day(cluster: str, start: datetime.datetime) -> object:
+        seen.append(others_may_write(sqlite_db))
+        return read(cluster, start)
+
+    monkeypatch.setattr(gpuhours, "_stored_day", stored_day)
+    group = GroupHours(
+        kind=NAMESPACE,
+        key="",
+        value="ml",
+        gpu_model="",
+        held_hours=1.0,
+        used_hours=0.5,
+        measured_hours=1.0,
+    )
+    assert gpuhours.save_day(CLUSTER, DAY, [group]) == 1
+    assert seen == [False] and others_may_write(sqlite_db)

@@ -71,8 +71,8 @@ class Liveness:
             if later:
                 self._recorder.record(later)
             still_open = {p.uid for p in open_pods} - closed
-            ended = database.idempotent_transaction(
-                self._db, lambda: self._end_workloads(cached, still_open)
+            ended = database.idempotent_transaction(  # reads, then writes: the lock first
+                self._db, lambda: self._end_workloads(cached, still_open), lock_first=True
             )
         return Settled(pods_closed=len(closed), phases_persisted=len(later), workloads_ended=ended)
 

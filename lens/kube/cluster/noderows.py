@@ -84,7 +84,10 @@ class NodeRows:
     def write(self, rows: Sequence[NodeRow]) -> int:
         """Store `rows` (every GPU node now); returns how many rows were written."""
         with database.session(self._db):
-            return database.idempotent_transaction(self._db, lambda: self._write(rows))
+            # It reads the stored rows before writing: the write lock first (database.py).
+            return database.idempotent_transaction(
+                self._db, lambda: self._write(rows), lock_first=True
+            )
 
     def _write(self, rows: Sequence[NodeRow]) -> int:
         stored = self._stored()

@@ -7,10 +7,12 @@ import datetime
 from typing import Any
 
 import peewee
+import pytest
 
 from lens.kube.cluster.liveness import Liveness
 from lens.kube.workloads.podrecording import GpuPodRecorder
 from lens.store import database, models
+from tests.conftest import others_may_write
 
 NOW = datetime.datetime(2026, 11, 24, 10, 0, tzinfo=datetime.UTC)
 OLD = NOW - datetime.timedelta(hours=1)
@@ -133,3 +135,22 @@ def test_a_workload_without_live_pods_ends_done_or_deleted(db: peewee.Database) 
     assert (workloads["deleted"].status, workloads["deleted"].end_at) == ("Deleted", NOW)
     assert workloads["running"].end_at is None and workloads["waiting"].end_at is None
     assert _liveness(db).settle(cache.get).workloads_ended == 0  # ended ones are not re-checked
+
+
+def test_workloads_are_read_and_ended_under_the_write_lock(
+    sqlite_db: peewee.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As nodes' rows (tests/kube/cluster/test_noderows.py): read first, then the lock was lost.
+    with database.session(sqlite_db):
+        _pod_row("b1")
+        _workload("deleted", ["b1"])
+    seen = []
+    end = Liveness._end_workloads
+
+    def end_workloads(liveness: Liveness, *args: Any) -> int:
+        seen.append(others_may_write(sqlite_db))
+        return end(liveness, *args)
+
+    monkeypatch.setattr(Liveness, "_end_workloads", end_workloads)
+    assert _liveness(sqlite_db).settle({}.get).workloads_ended == 1
+    assert seen == [False] and others_may_write(sqlite_db)

@@ -7,11 +7,13 @@ import datetime
 import json
 
 import peewee
+import pytest
 
 from lens.kube.cluster import nodefacts
 from lens.kube.cluster.noderows import DELETED, NodeRow, NodeRows, node_row
 from lens.sim.scenario import manifests
 from lens.store import database, models
+from tests.conftest import others_may_write
 
 NOW = datetime.datetime(2026, 11, 24, 10, 0, tzinfo=datetime.UTC)
 
@@ -70,3 +72,21 @@ def test_an_unknown_utilization_is_stored_as_unknown(db: peewee.Database) -> Non
     rows = NodeRows(db, cluster="c1", wall_time=lambda: NOW)
     rows.write([dataclasses.replace(_row("a"), gpu_utilization=None)])
     assert _stored(db)["a"].gpu_utilization is None
+
+
+def test_the_stored_rows_are_read_under_the_write_lock(
+    sqlite_db: peewee.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A transaction that read first took SQLite's write lock only at its first write, and
+    # failed there at once ("database is locked") whenever another connection had written
+    # since its read: `lens demo`'s controller and jobs share one file.
+    seen = []
+    read = NodeRows._stored
+
+    def stored(rows: NodeRows) -> object:
+        seen.append(others_may_write(sqlite_db))
+        return read(rows)
+
+    monkeypatch.setattr(NodeRows, "_stored", stored)
+    assert NodeRows(sqlite_db, cluster="c1", wall_time=lambda: NOW).write([_row("a")]) == 1
+    assert seen == [False] and others_may_write(sqlite_db)

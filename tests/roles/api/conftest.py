@@ -24,9 +24,8 @@ from lens.roles.api import auth
 from lens.roles.api.app import create_app
 from lens.roles.api.requestmetrics import RequestMetrics
 from lens.roles.api.routers.params import Context
-from lens.runtime.config import DatabaseConfig
 from lens.runtime.selfmetrics import SelfMetrics
-from lens.store import database, migrating
+from lens.store import database
 from tests.conftest import new_database
 
 CLUSTER = "c1"
@@ -167,15 +166,6 @@ def make_client(db: peewee.Database, **app: Any) -> TestClient:
 def client(db: peewee.Database) -> TestClient:
     """The app on the `db` fixture (each engine), no token asked."""
     return make_client(db)
-
-
-@pytest.fixture
-def sqlite_db(tmp_path: Path) -> Iterator[peewee.Database]:
-    """A migrated SQLite database, for what does not depend on the engine (bad input)."""
-    db = database.open_database(DatabaseConfig(url=f"sqlite:///{tmp_path / 'api.db'}"))
-    migrating.migrate(db)
-    yield db
-    database.close_all(db)
 
 
 @pytest.fixture
