@@ -37,10 +37,13 @@ class Process:
         clock: Clock | None = None,
         rng: random.Random | None = None,
         handle_signals: bool = True,
+        process_metrics: bool = True,
     ) -> None:
+        """`process_metrics`: export the OS process's CPU, memory and open files (off for a
+        process run inside another, whose are the same)."""
         self.name = name
         self.clock = clock or SystemClock()
-        self.metrics = SelfMetrics()
+        self.metrics = SelfMetrics(process=process_metrics)
         self.health = Health(
             clock=self.clock,
             metrics=self.metrics,

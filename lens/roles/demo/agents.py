@@ -76,6 +76,7 @@ class _Agent:
             service=config.service,
             clock=clock,
             handle_signals=False,
+            process_metrics=False,  # the demo's own: a hundred agents would each list its files
         )
         self.agent = agent_main.build(config, self.process)
         self._on_failure = on_failure

@@ -4,6 +4,22 @@ const TOKEN_KEY = "lens.token";
 // The API's largest page (api.max_page_size), told by /v1/about before a page first reads.
 export const limits = { pageSize: 1000 };
 
+// The API's clock, told by /v1/about: the end of every "last hour" a page asks for. It is the
+// cluster's time, which `lens demo --speed` runs faster than the browser's, and a browser
+// whose own clock is off still sees the latest minutes.
+const clock = { told: Date.now() / 1000, at: Date.now() / 1000, rate: 1 };
+
+export function setClock(now, rate) {
+  clock.told = Date.now() / 1000;
+  clock.at = now;
+  clock.rate = rate;
+}
+
+// Now by the API's clock, in whole Unix seconds.
+export function now() {
+  return Math.floor(clock.at + (Date.now() / 1000 - clock.told) * clock.rate);
+}
+
 export class ApiError extends Error {
   constructor(status, message, path) {
     super(message);

@@ -1,6 +1,6 @@
 // The dashboard's shell: which page the URL names, the theme, auto-refresh, and drawing a
 // page's answer in place of the last one. body[data-state] says loading, ready or error.
-import { ApiError, get, limits, setToken } from "./api.js";
+import { ApiError, get, limits, setClock, setToken } from "./api.js";
 import { h } from "./dom.js";
 import * as view from "./view.js";
 import * as gpuHours from "./pages/gpuhours.js";
@@ -146,13 +146,16 @@ globalThis.addEventListener("hashchange", () => {
   if (asked) applyTheme(asked);
   show();
 });
-// What the API tells of itself: its largest page, and whether the cluster is simulated
-// (`lens demo`, marked in the header).
+// What the API tells of itself: its largest page, its clock, and whether the cluster is
+// simulated (`lens demo`, marked in the header with how fast it lives).
 async function learn() {
   try {
     const about = await get("/v1/about");
     limits.pageSize = about.max_page_size;
-    document.getElementById("simulated").hidden = !about.simulated;
+    setClock(about.now, about.clock_rate);
+    const badge = document.getElementById("simulated");
+    badge.hidden = !about.simulated;
+    badge.textContent = about.clock_rate === 1 ? "simulated cluster" : `simulated cluster · ${about.clock_rate}× real time`;
   } catch {
     // a page's own request shows what is wrong (a token, say)
   }

@@ -1,5 +1,6 @@
 // Time series drawn with uPlot (vendored): series of {timestamp, value} points aligned on the
 // union of their timestamps, colours and axes from the theme.
+import { now } from "./api.js";
 import { empty, h } from "./dom.js";
 import * as view from "./view.js";
 
@@ -13,7 +14,7 @@ export function rangeSeconds(params) {
 // The query of a range ending now: start, end and a step giving at most POINTS points.
 export function rangeQuery(params) {
   const seconds = rangeSeconds(params);
-  const end = Math.floor(Date.now() / 1000);
+  const end = now();
   const step = Math.max(60, Math.ceil(seconds / POINTS / 60) * 60);
   return { start: end - seconds, end, step };
 }

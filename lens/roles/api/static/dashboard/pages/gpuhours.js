@@ -1,6 +1,6 @@
 // GPU-hours held and used per namespace, workload or team (a label), over whole UTC days,
 // with the same rows as CSV.
-import { get, getCsv, pageSize } from "../api.js";
+import { get, getCsv, now, pageSize } from "../api.js";
 import { figure, filter, h, pager, progress, table, urlSort } from "../dom.js";
 import * as format from "../format.js";
 import * as view from "../view.js";
@@ -33,7 +33,7 @@ export async function render({ params }) {
   const size = pageSize(WANTED);
   const span = view.choice(params, "days", DAYS, "7d");
   const groupBy = params.get("group_by") || "namespace";
-  const today = new Date();
+  const today = new Date(now() * 1000);
   const first = new Date(today.getTime() - DAYS[span] * 86400 * 1000);
   const query = { start: isoDay(first), end: isoDay(today), group_by: groupBy };
   const [about, hours] = await Promise.all([

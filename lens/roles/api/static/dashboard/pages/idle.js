@@ -1,6 +1,6 @@
 // Idle GPUs: held by a pod but unused, now or over a range, and the idle GPU-hours of each
 // namespace.
-import { get, pageSize } from "../api.js";
+import { get, now, pageSize } from "../api.js";
 import { filter, figure, h, link, pager, section, table, urlSort, workloadLink } from "../dom.js";
 import * as format from "../format.js";
 import * as view from "../view.js";
@@ -14,7 +14,7 @@ export async function render({ params }) {
   const page = view.integer(params, "page", 1, 1);
   const size = pageSize(WANTED);
   const over = view.choice(params, "over", RANGES, "now");
-  const end = Math.floor(Date.now() / 1000);
+  const end = now();
   const range = over === "now" ? {} : { start: end - RANGES[over], end };
   const idle = await get("/v1/idle", {
     ...range,
