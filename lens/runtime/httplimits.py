@@ -117,11 +117,12 @@ class LimitedServer(ThreadingHTTPServer):
         refused: Counter,
         open_connections: Gauge,
     ) -> None:
+        # Before binding: a bind that fails calls server_close(), which reads them.
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
         super().__init__(address, handler_class)
         self.limits = limits
         self._refused = refused
-        self._lock = threading.Lock()
-        self._open: set[socket.socket] = set()
         open_connections.set_function(lambda: len(self._open))
 
     def process_request(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]  # a TCP server's requests are sockets

@@ -359,3 +359,20 @@ def test_any_request_bytes_get_well_formed_answers_and_the_server_goes_on(
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert [r.getMessage() for r in logged] == [], "no warning, no traceback"
     assert server.get("/healthz")[0] == 200, "the server still answers"
+
+
+def test_a_port_in_use_is_an_address_error(server: Server) -> None:
+    """The bind's own error, not one of the half-made server closing itself (it was an
+    AttributeError: `lens demo` run twice on one port said nothing of the port)."""
+    metrics = SelfMetrics(process=False)
+    taken = httpserver.OpsServer(
+        host="127.0.0.1",
+        port=server.server.port,
+        routes={},
+        metrics=metrics,
+        read_timeout_seconds=1,
+        idle_timeout_seconds=1,
+        max_connections=1,
+    )
+    with pytest.raises(OSError, match="Address already in use"):
+        asyncio.run(taken.start())

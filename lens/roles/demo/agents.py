@@ -36,12 +36,16 @@ LOOPBACK = "127.0.0.1"
 GPU_INTERVAL_SECONDS = 15.0
 KUBELET_INTERVAL_SECONDS = 60.0
 START_SECONDS = 60.0  # of real time, for every agent to start
+COLLECTOR_TIMEOUT_MAX = 600.0  # the setting's largest
 STOP_WORKERS = 32  # agents stopped at once (each waits a little for its threads)
 
 
-def agent_config(config: Config, host: SimulatedHost, *, jobs_address: str) -> Config:
-    """The config of `host`'s agent: the demo's, pointed at that node's simulated parts."""
+def agent_config(config: Config, host: SimulatedHost, *, jobs_address: str, speed: float) -> Config:
+    """The config of `host`'s agent: the demo's, pointed at that node's simulated parts.
+    Its collectors' time limit is the usual one in real time (the cluster's clock runs `speed`
+    times as fast)."""
     kubelet = host.kubelet
+    timeout = min(COLLECTOR_TIMEOUT_MAX, config.node_agent.collector_timeout_seconds * speed)
     return dataclasses.replace(
         config,
         host=HostConfig(root=str(host.tree.root)),
@@ -56,6 +60,7 @@ def agent_config(config: Config, host: SimulatedHost, *, jobs_address: str) -> C
             collectors=("amdgpu", "nvidia", "dri", "kubelet", "ephemeral_storage"),
             gpu_interval_seconds=GPU_INTERVAL_SECONDS,
             kubelet_interval_seconds=KUBELET_INTERVAL_SECONDS,
+            collector_timeout_seconds=timeout,
         ),
         containers=ContainersConfig(
             containerd_address="",
@@ -110,12 +115,14 @@ class SimulatedAgents:
         cluster: LivingCluster,
         *,
         clock: Clock,
+        speed: float,
         jobs_address: Callable[[], str],
         on_failure: Callable[[BaseException], None],
     ) -> None:
         self._config = config
         self._cluster = cluster
         self._clock = clock
+        self._speed = speed
         self._jobs_address = jobs_address
         self._on_failure = on_failure
         self.agents: dict[str, _Agent] = {}
@@ -126,7 +133,7 @@ class SimulatedAgents:
     def _start(self) -> None:
         address = self._jobs_address()
         for name, host in self._cluster.hosts.items():
-            config = agent_config(self._config, host, jobs_address=address)
+            config = agent_config(self._config, host, jobs_address=address, speed=self._speed)
             self.agents[name] = _Agent(config, clock=self._clock, on_failure=self._failed)
         for agent in self.agents.values():
             agent.start()

@@ -109,6 +109,7 @@ def plan(config: Config, *, preset: str, speed: float, directory: Path) -> up_ma
             role_config,
             built.cluster,
             clock=process.clock,
+            speed=speed,
             jobs_address=built.jobs_address,
             on_failure=lambda exc: process.service.fail(exc, part=SimulatedAgents.name),
         )
