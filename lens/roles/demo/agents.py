@@ -1,20 +1,20 @@
 """The node agents of `lens demo`'s simulated nodes: the real node agent (lens.roles.node_agent)
-for each node, in a process of its own within this one — its own metrics, loops and ops port on
-loopback — reading that node's host tree, kubelet and Docker stand-in (lens/sim/scenario/
+for each node, reading that node's host tree, kubelet and Docker stand-in (lens/sim/scenario/
 living.py) and streaming container events and GPU-minutes to the jobs' event server.
 
 `SimulatedAgents` is the demo's part: it builds the agents once the cluster is loaded and the
-event server listens, runs each on a thread and stops them all at once.
+event server listens, and gives the demo's process the loops that run them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import dataclasses
-import threading
 from collections.abc import Callable
 
 from lens.roles.node_agent import main as agent_main
+from lens.roles.node_agent.main import NodeAgent
 from lens.runtime import lifecycle
 from lens.runtime.clock import Clock
 from lens.runtime.config import (
@@ -26,6 +26,7 @@ from lens.runtime.config import (
     NodeAgentConfig,
     ServerConfig,
 )
+from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.sim.scenario.living import LivingCluster, SimulatedHost
 
@@ -35,7 +36,7 @@ LOOPBACK = "127.0.0.1"
 # whole minutes: four readings a minute give each minute's mean as well as sixty.
 GPU_INTERVAL_SECONDS = 15.0
 KUBELET_INTERVAL_SECONDS = 60.0
-START_SECONDS = 60.0  # of real time, for every agent to start
+TICK_SECONDS = 5.0  # of the cluster's time: how often the agents' cycles are looked at
 COLLECTOR_TIMEOUT_MAX = 600.0  # the setting's largest
 STOP_WORKERS = 32  # agents stopped at once (each waits a little for its threads)
 
@@ -71,41 +72,13 @@ def agent_config(config: Config, host: SimulatedHost, *, jobs_address: str, spee
     )
 
 
-class _Agent:
-    """One node's agent process, run on a thread of its own."""
-
-    def __init__(self, config: Config, *, clock: Clock, on_failure: Callable[[str], None]):
-        self.process = Process(
-            f"node-agent {config.node_agent.node_name}",
-            server=config.server,
-            service=config.service,
-            clock=clock,
-            handle_signals=False,
-            process_metrics=False,  # the demo's own: a hundred agents would each list its files
-        )
-        self.agent = agent_main.build(config, self.process)
-        self._on_failure = on_failure
-        self._thread = threading.Thread(target=self._run, name=self.process.name, daemon=True)
-
-    def _run(self) -> None:
-        self.process.run()
-        failure = self.process.failed()
-        if failure is not None:
-            self._on_failure(f"{self.process.name}: {failure}")
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def started(self) -> bool:
-        return self.process.service.started.wait(START_SECONDS)
-
-    def stop(self) -> None:
-        self.process.service.request_stop("lens demo stopping")
-        self._thread.join()
-
-
 class SimulatedAgents:
-    """A node agent for every node of `cluster`, started after it and after the jobs."""
+    """A node agent for every node of `cluster`, started after it and after the jobs.
+
+    Each agent is built as `lens node-agent` builds it, into a process of its own (its own
+    metrics), but that process is not run: a hundred of them would be a hundred sets of loop
+    threads and ops ports fighting over two cores. The demo's own loops run every agent's
+    collection cycle and container reconciliation instead, at the agents' cadence."""
 
     name = "simulated-agents"
 
@@ -117,37 +90,73 @@ class SimulatedAgents:
         clock: Clock,
         speed: float,
         jobs_address: Callable[[], str],
-        on_failure: Callable[[BaseException], None],
     ) -> None:
         self._config = config
         self._cluster = cluster
         self._clock = clock
         self._speed = speed
         self._jobs_address = jobs_address
-        self._on_failure = on_failure
-        self.agents: dict[str, _Agent] = {}
+        self.agents: dict[str, NodeAgent] = {}
 
-    def _failed(self, what: str) -> None:
-        self._on_failure(RuntimeError(what))
+    def loops(self) -> tuple[Loop, ...]:
+        """The agents' collection cycles (each runs the collectors that are due) and their
+        reconciliations with the runtimes, for the demo's process."""
+        cycle = Loop(
+            name="simulated-agents-collect", interval_seconds=TICK_SECONDS, run=self.collect
+        )
+        reconcile = Loop(
+            name="simulated-agents-containers",
+            interval_seconds=self._config.containers.reconcile_interval_seconds,
+            run=self.reconcile,
+            run_at_start=False,
+        )
+        return cycle, reconcile
+
+    def collect(self) -> None:
+        for agent in list(self.agents.values()):
+            agent.cycle.run()
+
+    def reconcile(self) -> None:
+        for agent in list(self.agents.values()):
+            if agent.tracking is not None:
+                agent.tracking.reconcile()
+
+    def _build(self, host: SimulatedHost, address: str) -> NodeAgent:
+        config = agent_config(self._config, host, jobs_address=address, speed=self._speed)
+        process = Process(
+            f"node-agent {host.name}",
+            server=config.server,
+            service=config.service,
+            clock=self._clock,
+            handle_signals=False,
+            process_metrics=False,  # the demo's own: a hundred agents would each list its files
+        )
+        return agent_main.build(config, process)
 
     def _start(self) -> None:
+        """Each agent streaming, its first cycle run, then following its node's Docker."""
         address = self._jobs_address()
         for name, host in self._cluster.hosts.items():
-            config = agent_config(self._config, host, jobs_address=address, speed=self._speed)
-            self.agents[name] = _Agent(config, clock=self._clock, on_failure=self._failed)
-        for agent in self.agents.values():
-            agent.start()
-        late = [name for name, agent in self.agents.items() if not agent.started()]
-        if late:
-            raise RuntimeError(f"node agents did not start: {', '.join(late[:5])}")
+            agent = self._build(host, address)
+            self.agents[name] = agent
+            asyncio.run(agent.stream.start())
+            agent.cycle.run()
+            if agent.tracking is not None:
+                asyncio.run(agent.tracking.start())
 
     async def start(self) -> None:
         await lifecycle.in_thread(self._start, name="simulated-agents-start")
 
     def _stop(self) -> None:
-        agents = list(self.agents.values())
         with concurrent.futures.ThreadPoolExecutor(max_workers=STOP_WORKERS) as pool:
-            list(pool.map(_Agent.stop, agents))
+            list(pool.map(_stop_agent, list(self.agents.values())))
 
     async def stop(self) -> None:
         await lifecycle.in_thread(self._stop, name="simulated-agents-stop")
+
+
+def _stop_agent(agent: NodeAgent) -> None:
+    if agent.tracking is not None:
+        asyncio.run(agent.tracking.stop())
+    asyncio.run(agent.stream.stop())
+    agent.cycle.close()

@@ -11,6 +11,7 @@ trees' GPU readings up to date every `TREE_STEP_SECONDS` of the cluster's time.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import math
@@ -32,6 +33,7 @@ from lens.sim.scenario.spec import TIME_STEP_SECONDS, Scenario
 TREE_STEP_SECONDS = TIME_STEP_SECONDS
 TICK_SECONDS = 0.2  # of real time, between two looks at the timeline
 KUBELET_TOKEN = "lens-demo-kubelet"  # the simulated kubelets ask for it (on loopback)
+CLOSE_WORKERS = 32
 WATCH_HISTORY = 100_000  # events kept per resource type: watchers never fall behind it
 
 
@@ -139,9 +141,14 @@ class LivingCluster:
     def _close(self) -> None:
         if self._thread.is_alive():
             self._thread.join()
-        for host in self.hosts.values():
-            with contextlib.suppress(OSError):
-                host.runtime.stop()
-            with contextlib.suppress(OSError):
-                host.kubelet.stop()
+        # Side by side: each server waits a moment for its serving thread to notice.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=CLOSE_WORKERS) as pool:
+            list(pool.map(_close_host, self.hosts.values()))
         self.kube.stop()
+
+
+def _close_host(host: SimulatedHost) -> None:
+    with contextlib.suppress(OSError):
+        host.runtime.stop()
+    with contextlib.suppress(OSError):
+        host.kubelet.stop()
