@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import threading
 from collections.abc import Callable
 
 from lens.roles.node_agent import main as agent_main
@@ -38,6 +39,7 @@ GPU_INTERVAL_SECONDS = 15.0
 KUBELET_INTERVAL_SECONDS = 60.0
 TICK_SECONDS = 5.0  # of the cluster's time: how often the agents' cycles are looked at
 COLLECTOR_TIMEOUT_MAX = 600.0  # the setting's largest
+LOADED_POLL_SECONDS = 0.1  # while waiting for the simulated hosts
 STOP_WORKERS = 32  # agents stopped at once (each waits a little for its threads)
 
 
@@ -90,13 +92,26 @@ class SimulatedAgents:
         clock: Clock,
         speed: float,
         jobs_address: Callable[[], str],
+        on_failure: Callable[[BaseException], None],
     ) -> None:
+        """`on_failure`: told when an agent cannot be built or started."""
         self._config = config
         self._cluster = cluster
         self._clock = clock
         self._speed = speed
         self._jobs_address = jobs_address
-        self.agents: dict[str, NodeAgent] = {}
+        self._on_failure = on_failure
+        self._lock = threading.Lock()
+        self._agents: dict[str, NodeAgent] = {}
+        self._stopping = threading.Event()
+        self._starter = threading.Thread(target=self._start, name="simulated-agents", daemon=True)
+        self.started = threading.Event()  # every agent runs
+
+    @property
+    def agents(self) -> list[NodeAgent]:
+        """The agents started so far."""
+        with self._lock:
+            return list(self._agents.values())
 
     def loops(self) -> tuple[Loop, ...]:
         """The agents' collection cycles (each runs the collectors that are due) and their
@@ -113,11 +128,11 @@ class SimulatedAgents:
         return cycle, reconcile
 
     def collect(self) -> None:
-        for agent in list(self.agents.values()):
+        for agent in self.agents:
             agent.cycle.run()
 
     def reconcile(self) -> None:
-        for agent in list(self.agents.values()):
+        for agent in self.agents:
             if agent.tracking is not None:
                 agent.tracking.reconcile()
 
@@ -135,21 +150,36 @@ class SimulatedAgents:
 
     def _start(self) -> None:
         """Each agent streaming, its first cycle run, then following its node's Docker."""
-        address = self._jobs_address()
-        for name, host in self._cluster.hosts.items():
-            agent = self._build(host, address)
-            self.agents[name] = agent
-            asyncio.run(agent.stream.start())
-            agent.cycle.run()
-            if agent.tracking is not None:
-                asyncio.run(agent.tracking.start())
+        try:
+            address = self._jobs_address()
+            while not self._cluster.loaded.wait(LOADED_POLL_SECONDS):
+                if self._stopping.is_set():
+                    return
+            for name, host in self._cluster.hosts.items():
+                if self._stopping.is_set():
+                    return
+                agent = self._build(host, address)
+                with self._lock:
+                    self._agents[name] = agent
+                asyncio.run(agent.stream.start())
+                agent.cycle.run()
+                if agent.tracking is not None:
+                    asyncio.run(agent.tracking.start())
+            self.started.set()
+        except Exception as exc:  # the demo says which and stops
+            self._on_failure(exc)
 
     async def start(self) -> None:
-        await lifecycle.in_thread(self._start, name="simulated-agents-start")
+        """Start the agents one after the other on a thread of their own: the dashboard
+        serves meanwhile, each node's figures arriving as its agent starts."""
+        self._starter.start()
 
     def _stop(self) -> None:
+        self._stopping.set()
+        if self._starter.is_alive():
+            self._starter.join()
         with concurrent.futures.ThreadPoolExecutor(max_workers=STOP_WORKERS) as pool:
-            list(pool.map(_stop_agent, list(self.agents.values())))
+            list(pool.map(_stop_agent, self.agents))
 
     async def stop(self) -> None:
         await lifecycle.in_thread(self._stop, name="simulated-agents-stop")

@@ -111,6 +111,7 @@ def plan(config: Config, *, preset: str, speed: float, directory: Path) -> up_ma
             clock=process.clock,
             speed=speed,
             jobs_address=built.jobs_address,
+            on_failure=lambda exc: process.service.fail(exc, part=SimulatedAgents.name),
         )
         process.add_part(part)
         for loop in part.loops():

@@ -4,9 +4,10 @@ tree whose GPUs the pods keep busy, a kubelet (HTTPS /pods and /stats/summary, a
 pod-resources socket naming each pod's GPUs) and a Docker stand-in running the pods'
 containers (runtimes.py).
 
-`LivingCluster` is a Service part: started, it loads the scenario and then, every tick, applies
-the events due, tells each node's runtime of the pods that began and ended, and brings the host
-trees' GPU readings up to date every `TREE_STEP_SECONDS` of the cluster's time.
+`LivingCluster` is a Service part: started, it serves the API with the scenario loaded, builds
+the nodes' host sides, and then, every tick, applies the events due, tells each node's runtime
+of the pods that began and ended, and brings the host trees' GPU readings up to date every
+`TREE_STEP_SECONDS` of the cluster's time.
 """
 
 from __future__ import annotations
@@ -86,15 +87,20 @@ class LivingCluster:
         """The API emulator's address (it listens from construction)."""
         return self.kube.url
 
-    def load(self) -> None:
-        """Serve the API, create the scenario's nodes and what starts at once, and build every
-        node's host tree, kubelet and runtime."""
+    def serve(self) -> None:
+        """Serve the API with the scenario's nodes and what starts at once."""
         self.kube.start()
         self.player.load()
+
+    def build_hosts(self) -> None:
+        """Build every node's host tree, kubelet and runtime (a hundred nodes take seconds),
+        unless stopped meanwhile; then tell the runtimes what runs."""
         (self._directory / "docker").mkdir(parents=True, exist_ok=True)
         token_file = self._directory / "kubelet-token"
         token_file.write_text(KUBELET_TOKEN)
         for index, name in enumerate(self.scenario.node_names):
+            if self._stop.is_set():
+                return
             kubelet = self.player.kubelet(
                 name, self._directory / "kubelets" / str(index), token=KUBELET_TOKEN
             )
@@ -108,6 +114,11 @@ class LivingCluster:
             )
         self.step()
         self.loaded.set()
+
+    def load(self) -> None:
+        """serve() and build_hosts(), for a caller that steps the cluster itself."""
+        self.serve()
+        self.build_hosts()
 
     def step(self) -> None:
         """Apply the events due, tell the runtimes, and rewrite readings on a new grid step."""
@@ -125,13 +136,16 @@ class LivingCluster:
 
     def _run(self) -> None:
         try:
+            self.build_hosts()
             while not self._stop.wait(TICK_SECONDS):
                 self.step()
         except Exception as exc:  # a simulator's bug: the process says so and stops
             self._on_failure(exc)
 
     async def start(self) -> None:
-        await lifecycle.in_thread(self.load, name="simulated-cluster-load")
+        """Serve the API now; build the hosts and play the scenario on a thread of their own
+        (the roles watching the API start meanwhile; `loaded` is set once the hosts exist)."""
+        await lifecycle.in_thread(self.serve, name="simulated-cluster-serve")
         self._thread.start()
 
     async def stop(self) -> None:
