@@ -1,0 +1,90 @@
+"""`lens demo` as a person runs it: one command from nothing to a dashboard of a living
+simulated cluster, marked simulated; Ctrl-C stops it and its temporary files go with it; a
+preset or speed it does not have is a one-line usage error."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lens.cli.app import app
+
+pytestmark = pytest.mark.slow_timeout
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary directory with a short path: the demo's Unix sockets live under it."""
+    directory = Path(tempfile.mkdtemp(prefix="ld-", dir="/tmp"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _wait(said: Callable[[], str], pattern: str, timeout: float = 60) -> re.Match[str]:
+    deadline = time.monotonic() + timeout
+    while (found := re.search(pattern, said())) is None:
+        assert time.monotonic() < deadline, said()[-3000:]
+        time.sleep(0.2)
+    return found
+
+
+def _data(url: str) -> dict[str, object]:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        data = json.loads(answer.read())["data"]
+    assert isinstance(data, dict)
+    return data
+
+
+def test_lens_demo_serves_a_living_simulated_cluster_and_stops_on_ctrl_c(
+    short_tmp: Path,
+) -> None:
+    log = short_tmp / "demo.log"
+    env = {**os.environ, "TMPDIR": str(short_tmp), "LENS_SERVER__PORT": "0"}
+    with log.open("wb") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "lens", "demo", "--api-port", "0", "--speed", "60"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        said = lambda: log.read_text(errors="replace")  # noqa: E731
+        url = _wait(said, r"Lens is up: (http://127\.0\.0\.1:\d+/)").group(1)
+        assert "lens demo: simulated cluster 'small': 2 nodes, 16 GPUs" in said()
+        files = Path(_wait(said, r"its database and files under (\S+)").group(1))
+        assert files.parent == short_tmp and (files / "lens.db").exists()
+        about = _data(url + "v1/about")
+        assert (about["simulated"], about["clock_rate"]) == (True, 60.0)
+        deadline = time.monotonic() + 30
+        while _data(url + "v1/clusters/overview")["allocatedGpus"] == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        child.send_signal(signal.SIGINT)
+        assert child.wait(30) == 0, said()[-3000:]
+        assert not files.exists()  # the demo's files went with it
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+
+
+def test_a_preset_or_speed_it_does_not_have_is_a_usage_error() -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["demo", "--preset", "large"])
+    assert result.exit_code == 2
+    assert "--preset: expected small or medium, got 'large'" in result.output
+    result = runner.invoke(app, ["demo", "--speed", "600"])
+    assert result.exit_code == 2 and "--speed" in result.output

@@ -1,0 +1,67 @@
+"""The demo's node agents: each configured to read its own simulated node, with time limits
+that stay real under a faster clock, and stopped promptly even before any started."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from lens.roles.demo.agents import SimulatedAgents, agent_config
+from lens.runtime.clock import FakeClock
+from lens.sim.scenario.living import LivingCluster
+from lens.sim.scenario.spec import NodeGroup, Scenario, Workload
+from tests.roles.demo.running import config
+
+SCENARIO = Scenario(
+    name="t",
+    nodes=(NodeGroup(count=2),),
+    workloads=(Workload(kind="Deployment", name="serve", gpus_per_pod=2),),
+)
+
+
+def test_each_agent_reads_its_own_node(tmp_path: Path) -> None:
+    cluster = LivingCluster(
+        SCENARIO, clock=FakeClock(), directory=tmp_path, on_failure=lambda _e: None
+    )
+    try:
+        cluster.load()
+        host = cluster.hosts["gpu-node-0001"]
+        agent = agent_config(config(), host, jobs_address="127.0.0.1:5000", speed=60)
+        assert agent.host.root == str(host.tree.root)
+        assert agent.node_agent.node_name == "gpu-node-0001"
+        assert agent.containers.docker_address == host.docker_socket
+        assert agent.containers.containerd_address == ""
+        assert agent.containers.pod_resources_socket == str(host.kubelet.socket_path)
+        assert agent.kubelet.url == host.kubelet.url
+        assert Path(agent.kubelet.token_file).read_text() == "lens-demo-kubelet"
+        assert agent.kubelet.ca_file == str(host.kubelet.cert.ca_file)
+        assert agent.events.server_address == "127.0.0.1:5000"
+        assert (agent.server.host, agent.server.port) == ("127.0.0.1", 0)
+        # 10 s of real time is 600 s of a cluster living 60 times as fast.
+        assert agent.node_agent.collector_timeout_seconds == 600
+        slower = agent_config(config(), host, jobs_address="127.0.0.1:5000", speed=1)
+        assert slower.node_agent.collector_timeout_seconds == 10
+    finally:
+        asyncio.run(cluster.stop())
+
+
+def test_a_stop_before_the_hosts_exist_is_prompt(tmp_path: Path) -> None:
+    cluster = LivingCluster(
+        SCENARIO, clock=FakeClock(), directory=tmp_path, on_failure=lambda _e: None
+    )
+    failures: list[BaseException] = []
+    agents = SimulatedAgents(
+        config(),
+        cluster,
+        clock=FakeClock(),
+        speed=1,
+        jobs_address=lambda: "127.0.0.1:5000",
+        on_failure=failures.append,
+    )
+    asyncio.run(agents.start())  # waits for the cluster's hosts, which never come
+    began = time.monotonic()
+    asyncio.run(agents.stop())
+    assert time.monotonic() - began < 5
+    asyncio.run(cluster.stop())
+    assert agents.agents == [] and not agents.started.is_set() and failures == []
