@@ -3,9 +3,11 @@ dashboard's tests read from it: console messages, failed requests, figures, scre
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -72,6 +74,28 @@ def failed_requests(driver: WebDriver) -> list[str]:
         elif message["method"] == "Network.loadingFailed" and not params.get("canceled"):
             failed.append(f"failed {params.get('errorText')} ({params.get('requestId')})")
     return failed
+
+
+def answers(driver: WebDriver) -> dict[str, object]:
+    """The /v1 answers the page received since the logs were last read, the latest by path:
+    each as the page parsed it (the envelope's `data`). What a live cluster shows is checked
+    against these, not against a later request that the cluster may answer otherwise."""
+    found: dict[str, object] = {}
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] != "Network.responseReceived":
+            continue
+        response = message["params"]["response"]
+        path = urlsplit(response["url"]).path
+        if not path.startswith("/v1/") or response["status"] != 200:
+            continue
+        body = driver.execute_cdp_cmd(  # type: ignore[no-untyped-call]  # untyped in selenium
+            "Network.getResponseBody", {"requestId": message["params"]["requestId"]}
+        )
+        text = base64.b64decode(body["body"]) if body["base64Encoded"] else body["body"]
+        parsed = json.loads(text)
+        found[path] = parsed["data"] if isinstance(parsed, dict) and "meta" in parsed else parsed
+    return found
 
 
 def figures(driver: WebDriver) -> dict[str, tuple[str, str]]:
