@@ -1,5 +1,8 @@
 # Thin wrappers over scripts/: each target is one script.
-.PHONY: run test check bench fuzz
+.PHONY: demo run test check bench fuzz
+
+demo:
+	scripts/demo
 
 run:
 	scripts/run
