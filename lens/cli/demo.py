@@ -5,6 +5,7 @@ The roles and the simulated cluster are imported only when the command runs.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -42,9 +43,7 @@ def demo(
     """Run Lens against a simulated GPU cluster: the simulated cluster's API, kubelets and
     node agents, the controller, jobs, API and dashboard (marked simulated) in one process.
     Its database and files are temporary: removed when it stops."""
-    import shutil
     import tempfile
-    from pathlib import Path
 
     from lens.roles.demo import main as demo_main
 
@@ -59,4 +58,13 @@ def demo(
             typer.echo(f"lens demo: {note}", err=True)
         launch(planned.config, *planned.roles, clock=demo_main.clock(speed))
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
+        _remove(directory)
+
+
+def _remove(directory: Path) -> None:
+    """Remove the demo's files: a medium demo's host trees are some 130,000 files, seconds of
+    disk work, so the person waiting is told."""
+    import shutil
+
+    typer.echo(f"lens demo: removing {directory}", err=True)
+    shutil.rmtree(directory, ignore_errors=True)

@@ -27,6 +27,7 @@ from lens.runtime.process import Process
 from lens.sim.scenario import spec
 from lens.sim.scenario.living import LivingCluster
 from lens.sim.scenario.replaying import ScaledClock
+from lens.sim.scenario.spec import Scenario
 
 # The presets a demo runs: "large" (1,000 nodes) would be a thousand agents in one process.
 PRESETS = ("small", "medium")
@@ -38,9 +39,13 @@ def clock(speed: float) -> ScaledClock:
 
 
 @dataclasses.dataclass
-class _Built:
-    """What a later role's build needs of an earlier one's (the launcher builds in order)."""
+class _Builds:
+    """The demo's own role builds. A later one reads what an earlier one built: the launcher
+    builds the roles in order."""
 
+    scenario: Scenario
+    speed: float
+    directory: Path
     cluster: LivingCluster | None = None
     jobs: jobs_main.Jobs | None = None
 
@@ -53,6 +58,60 @@ class _Built:
         if self.jobs is None:
             raise RuntimeError("the jobs are built before the agents")
         return f"{LOOPBACK}:{self.jobs.grpc.port}"
+
+    def build_cluster(self, config: Config, process: Process) -> LivingCluster:
+        def failed(exc: BaseException) -> None:
+            process.service.fail(exc, part=LivingCluster.name)
+
+        self.cluster = LivingCluster(
+            self.scenario, clock=process.clock, directory=self.directory, on_failure=failed
+        )
+        process.add_part(self.cluster)
+        return self.cluster
+
+    def build_jobs(self, config: Config, process: Process) -> jobs_main.Jobs:
+        self.jobs = jobs_main.build(_with_kube(config, self.kube_url()), process)
+        return self.jobs
+
+    def build_controller(self, config: Config, process: Process) -> controller_main.Controller:
+        return controller_main.build(_with_kube(config, self.kube_url()), process)
+
+    def build_agents(self, config: Config, process: Process) -> SimulatedAgents:
+        if self.cluster is None:
+            raise RuntimeError("the simulated cluster is built before the agents")
+        part = SimulatedAgents(
+            config,
+            self.cluster,
+            clock=process.clock,
+            speed=self.speed,
+            jobs_address=self.jobs_address,
+            on_failure=lambda exc: process.service.fail(exc, part=SimulatedAgents.name),
+        )
+        process.add_part(part)
+        for loop in part.loops():
+            process.add_loop(loop)
+        return part
+
+    def roles(self, wired: Config) -> tuple[Role, ...]:
+        api = functools.partial(api_main.build, simulated=True, clock_rate=self.speed)
+        return (
+            Role(
+                name="simulated-cluster",
+                starting="simulated cluster starting",
+                sections=(),
+                build=self.build_cluster,
+                describe=lambda made: _describe(made, self.speed),
+            ),
+            dataclasses.replace(jobs_main.ROLE, build=self.build_jobs),
+            dataclasses.replace(controller_main.ROLE, build=self.build_controller),
+            Role(
+                name="simulated-agents",
+                starting="simulated node agents starting",
+                sections=("node_agent",),
+                build=self.build_agents,
+            ),
+            up_main.announced(wired, build=api),
+        )
 
 
 def configured(config: Config, directory: Path) -> Config:
@@ -84,59 +143,7 @@ def plan(config: Config, *, preset: str, speed: float, directory: Path) -> up_ma
     """The roles of a demo of `preset` at `speed` keeping its files under `directory`."""
     scenario = spec.preset(preset)
     wired = configured(config, directory)
-    built = _Built()
-
-    def cluster(role_config: Config, process: Process) -> LivingCluster:
-        def failed(exc: BaseException) -> None:
-            process.service.fail(exc, part=LivingCluster.name)
-
-        built.cluster = LivingCluster(
-            scenario, clock=process.clock, directory=directory, on_failure=failed
-        )
-        process.add_part(built.cluster)
-        return built.cluster
-
-    def jobs(role_config: Config, process: Process) -> jobs_main.Jobs:
-        built.jobs = jobs_main.build(_with_kube(role_config, built.kube_url()), process)
-        return built.jobs
-
-    def controller(role_config: Config, process: Process) -> controller_main.Controller:
-        return controller_main.build(_with_kube(role_config, built.kube_url()), process)
-
-    def agents(role_config: Config, process: Process) -> SimulatedAgents:
-        assert built.cluster is not None
-        part = SimulatedAgents(
-            role_config,
-            built.cluster,
-            clock=process.clock,
-            speed=speed,
-            jobs_address=built.jobs_address,
-            on_failure=lambda exc: process.service.fail(exc, part=SimulatedAgents.name),
-        )
-        process.add_part(part)
-        for loop in part.loops():
-            process.add_loop(loop)
-        return part
-
-    api = functools.partial(api_main.build, simulated=True, clock_rate=speed)
-    roles = (
-        Role(
-            name="simulated-cluster",
-            starting="simulated cluster starting",
-            sections=(),
-            build=cluster,
-            describe=lambda made: _describe(made, speed),
-        ),
-        dataclasses.replace(jobs_main.ROLE, build=jobs),
-        dataclasses.replace(controller_main.ROLE, build=controller),
-        Role(
-            name="simulated-agents",
-            starting="simulated node agents starting",
-            sections=("node_agent",),
-            build=agents,
-        ),
-        up_main.announced(wired, build=api),
-    )
+    roles = _Builds(scenario=scenario, speed=speed, directory=directory).roles(wired)
     pace = "real time" if speed == 1 else f"{speed:g} times real time"
     notes = (
         f"simulated cluster {scenario.name!r}: {len(scenario.node_names)} nodes, "
