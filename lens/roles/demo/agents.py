@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from lens.roles.node_agent import main as agent_main
 from lens.roles.node_agent.main import NodeAgent
-from lens.runtime import lifecycle
+from lens.runtime import errors, lifecycle
 from lens.runtime.clock import Clock
 from lens.runtime.config import (
     Config,
@@ -159,15 +159,21 @@ class SimulatedAgents:
                 if self._stopping.is_set():
                     return
                 agent = self._build(host, address)
-                with self._lock:
-                    self._agents[name] = agent
                 asyncio.run(agent.stream.start())
                 agent.cycle.run()
                 if agent.tracking is not None:
                     asyncio.run(agent.tracking.start())
+                with self._lock:  # the loops run it from now on, never with its first cycle
+                    self._agents[name] = agent
             self.started.set()
         except Exception as exc:  # the demo says which and stops
             self._on_failure(exc)
+
+    def check_started(self) -> None:
+        """Readiness: every node's agent runs."""
+        if not self.started.is_set():
+            started, nodes = len(self.agents), len(self._cluster.scenario.node_names)
+            raise errors.NoDataError(f"{started} of {nodes} simulated nodes' agents started")
 
     async def start(self) -> None:
         """Start the agents one after the other on a thread of their own: the dashboard

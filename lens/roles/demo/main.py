@@ -90,6 +90,7 @@ class _Builds:
         process.add_part(part)
         for loop in part.loops():
             process.add_loop(loop)
+        process.health.add_readiness("simulated_agents", part.check_started)
         return part
 
     def roles(self, wired: Config) -> tuple[Role, ...]:

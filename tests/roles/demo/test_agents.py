@@ -7,7 +7,10 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from lens.roles.demo.agents import SimulatedAgents, agent_config
+from lens.runtime import errors
 from lens.runtime.clock import FakeClock
 from lens.sim.scenario.living import LivingCluster
 from lens.sim.scenario.spec import NodeGroup, Scenario, Workload
@@ -60,6 +63,8 @@ def test_a_stop_before_the_hosts_exist_is_prompt(tmp_path: Path) -> None:
         on_failure=failures.append,
     )
     asyncio.run(agents.start())  # waits for the cluster's hosts, which never come
+    with pytest.raises(errors.NoDataError, match="0 of 2 simulated nodes' agents started"):
+        agents.check_started()
     began = time.monotonic()
     asyncio.run(agents.stop())
     assert time.monotonic() - began < 5

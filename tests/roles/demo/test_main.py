@@ -65,7 +65,8 @@ def test_the_api_shows_the_gpus_and_pods_the_simulator_enacted(tmp_path: Path) -
     which node, and how many GPUs are allocated, as the simulator enacted them."""
     demo = RunningDemo(tmp_path)
     try:
-        assert demo.cluster.loaded.wait(30)
+        assert demo.agents.started.wait(30)
+        demo.agents.check_started()  # what the demo's /readyz asks
         deadline = time.monotonic() + 45
         shown, truth = _held_shown(demo), _held_now(demo.cluster)
         while (shown != truth or not truth) and time.monotonic() < deadline:
