@@ -147,6 +147,22 @@ def others_may_write(db: peewee.Database) -> bool:
         other.close()
 
 
+def write_lock_seen(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, db: peewee.Database
+) -> list[bool]:
+    """Patch `owner.name` (a method or a module's function) to note, at each call, whether
+    another connection could still write the SQLite database `db` then (others_may_write)."""
+    seen: list[bool] = []
+    original = getattr(owner, name)
+
+    def noting(*args: object, **kwargs: object) -> object:
+        seen.append(others_may_write(db))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noting)
+    return seen
+
+
 def close_all(db: peewee.Database) -> None:
     """Close every connection of the database (all threads' pooled ones too)."""
     closer = getattr(db, "close_all", None)

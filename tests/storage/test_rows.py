@@ -14,7 +14,7 @@ from lens.storage.rows import StorageRow, StorageRows
 from lens.storage.secrets import SecretRef
 from lens.storage.usage import ABSENT, VolumeUsage
 from lens.store import models
-from tests.conftest import others_may_write
+from tests.conftest import others_may_write, write_lock_seen
 
 T0 = datetime.datetime(2025, 3, 1, 12, 0, tzinfo=datetime.UTC)
 REF = SecretRef(namespace="kube-system", name="jfs-secret")
@@ -126,13 +126,6 @@ def test_the_stored_rows_are_read_under_the_write_lock(
     sqlite_db: peewee.Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As nodes' rows (tests/kube/cluster/test_noderows.py): read first, then the lock was lost.
-    seen = []
-    read = StorageRows._stored
-
-    def stored(rows: StorageRows) -> object:
-        seen.append(others_may_write(sqlite_db))
-        return read(rows)
-
-    monkeypatch.setattr(StorageRows, "_stored", stored)
+    seen = write_lock_seen(monkeypatch, StorageRows, "_stored", sqlite_db)
     assert StorageRows(sqlite_db, cluster="home", wall_time=Clock()).write(_rows()) == 2
     assert seen == [False] and others_may_write(sqlite_db)

@@ -11,7 +11,7 @@ import pytest
 from lens.store import models
 from lens.usage import gpuhours
 from lens.usage.gpuhours import LABEL, NAMESPACE, WORKLOAD, GroupHours
-from tests.conftest import others_may_write
+from tests.conftest import others_may_write, write_lock_seen
 
 CLUSTER = "c1"
 DAY = datetime.date(2026, 11, 23)
@@ -91,18 +91,19 @@ def test_without_a_team_label_no_team_groups(db: peewee.Database) -> None:
     assert kinds == {NAMESPACE, WORKLOAD}
 
 
+ML_HOUR = GroupHours(
+    kind=NAMESPACE,
+    key="",
+    value="ml",
+    gpu_model="",
+    held_hours=1.0,
+    used_hours=0.5,
+    measured_hours=1.0,
+)
+
+
 def test_a_day_is_replaced_whole(db: peewee.Database) -> None:
-    first = [
-        GroupHours(
-            kind=NAMESPACE,
-            key="",
-            value="ml",
-            gpu_model="",
-            held_hours=1.0,
-            used_hours=0.5,
-            measured_hours=1.0,
-        )
-    ]
+    first = [ML_HOUR]
     assert gpuhours.save_day(CLUSTER, DAY, first) == 1
     second = [
         GroupHours(
@@ -132,22 +133,6 @@ def test_a_day_is_read_and_replaced_under_the_write_lock(
     sqlite_db: peewee.Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As nodes' rows (tests/kube/cluster/test_noderows.py): read first, then the lock was lost.
-    seen = []
-    read = gpuhours._stored_day
-
-    def stored_day(cluster: str, start: datetime.datetime) -> object:
-        seen.append(others_may_write(sqlite_db))
-        return read(cluster, start)
-
-    monkeypatch.setattr(gpuhours, "_stored_day", stored_day)
-    group = GroupHours(
-        kind=NAMESPACE,
-        key="",
-        value="ml",
-        gpu_model="",
-        held_hours=1.0,
-        used_hours=0.5,
-        measured_hours=1.0,
-    )
-    assert gpuhours.save_day(CLUSTER, DAY, [group]) == 1
+    seen = write_lock_seen(monkeypatch, gpuhours, "_stored_day", sqlite_db)
+    assert gpuhours.save_day(CLUSTER, DAY, [ML_HOUR]) == 1
     assert seen == [False] and others_may_write(sqlite_db)

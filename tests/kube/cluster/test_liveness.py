@@ -12,7 +12,7 @@ import pytest
 from lens.kube.cluster.liveness import Liveness
 from lens.kube.workloads.podrecording import GpuPodRecorder
 from lens.store import database, models
-from tests.conftest import others_may_write
+from tests.conftest import others_may_write, write_lock_seen
 
 NOW = datetime.datetime(2026, 11, 24, 10, 0, tzinfo=datetime.UTC)
 OLD = NOW - datetime.timedelta(hours=1)
@@ -144,13 +144,6 @@ def test_workloads_are_read_and_ended_under_the_write_lock(
     with database.session(sqlite_db):
         _pod_row("b1")
         _workload("deleted", ["b1"])
-    seen = []
-    end = Liveness._end_workloads
-
-    def end_workloads(liveness: Liveness, *args: Any) -> int:
-        seen.append(others_may_write(sqlite_db))
-        return end(liveness, *args)
-
-    monkeypatch.setattr(Liveness, "_end_workloads", end_workloads)
+    seen = write_lock_seen(monkeypatch, Liveness, "_end_workloads", sqlite_db)
     assert _liveness(sqlite_db).settle({}.get).workloads_ended == 1
     assert seen == [False] and others_may_write(sqlite_db)

@@ -13,7 +13,7 @@ from lens.kube.cluster import nodefacts
 from lens.kube.cluster.noderows import DELETED, NodeRow, NodeRows, node_row
 from lens.sim.scenario import manifests
 from lens.store import database, models
-from tests.conftest import others_may_write
+from tests.conftest import others_may_write, write_lock_seen
 
 NOW = datetime.datetime(2026, 11, 24, 10, 0, tzinfo=datetime.UTC)
 
@@ -80,13 +80,6 @@ def test_the_stored_rows_are_read_under_the_write_lock(
     # A transaction that read first took SQLite's write lock only at its first write, and
     # failed there at once ("database is locked") whenever another connection had written
     # since its read: `lens demo`'s controller and jobs share one file.
-    seen = []
-    read = NodeRows._stored
-
-    def stored(rows: NodeRows) -> object:
-        seen.append(others_may_write(sqlite_db))
-        return read(rows)
-
-    monkeypatch.setattr(NodeRows, "_stored", stored)
+    seen = write_lock_seen(monkeypatch, NodeRows, "_stored", sqlite_db)
     assert NodeRows(sqlite_db, cluster="c1", wall_time=lambda: NOW).write([_row("a")]) == 1
     assert seen == [False] and others_may_write(sqlite_db)
