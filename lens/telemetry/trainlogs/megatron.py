@@ -7,6 +7,7 @@ harmonic mean, memory last) are one parser."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -25,13 +26,25 @@ def _first(name: str, avg: str = "") -> Reader:
     """A segment's first number as `name`; its second (an "a/b" pair, "(avg b)") as `avg`."""
 
     def read(value: str, into: dict[str, float]) -> None:
-        found = text.numbers(value)
+        found = _plain(value)
+        if found is None:
+            found = text.numbers(value)
         if found:
             into[name] = found[0]
         if avg and len(found) > 1:
             into[avg] = found[1]
 
     return read
+
+
+def _plain(value: str) -> list[float] | None:
+    """The numbers of "5123.4" or "5123.4/5140.9" the quick way (most segments); None for
+    anything else ("487.2 (avg 485.9)", "nan"), which the pattern reads."""
+    try:
+        found = [float(part) for part in value.split("/")]
+    except ValueError:
+        return None
+    return found if all(math.isfinite(f) for f in found) else None
 
 
 def _memory(value: str, into: dict[str, float]) -> None:
