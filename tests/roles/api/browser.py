@@ -4,6 +4,7 @@ dashboard's tests read from it: console messages, failed requests, figures, scre
 from __future__ import annotations
 
 import base64
+import decimal
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,6 +97,13 @@ def answers(driver: WebDriver) -> dict[str, object]:
         parsed = json.loads(text)
         found[path] = parsed["data"] if isinstance(parsed, dict) and "meta" in parsed else parsed
     return found
+
+
+def one_decimal(value: float) -> str:
+    """`value` as the dashboard writes a percent's figure (toLocaleString, one decimal): the
+    shortest decimal that is the double (36.55, not 36.54999...), half rounded up — not
+    Python's format, which rounds the exact double (36.5)."""
+    return str(decimal.Decimal(repr(value)).quantize(decimal.Decimal("0.1"), decimal.ROUND_HALF_UP))
 
 
 def figures(driver: WebDriver) -> dict[str, tuple[str, str]]:

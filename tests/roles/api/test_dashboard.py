@@ -159,7 +159,7 @@ def test_the_overview_shows_the_apis_figures(api: Served, page: WebDriver) -> No
     for name in ("allocationRate", "utilization"):
         value, text = shown[name]
         assert overview[name] is not None and float(value) == overview[name], name
-        assert text == f"{overview[name]:.1f} %", name
+        assert text == f"{browser.one_decimal(overview[name])} %", name
     idle = api.answer("/v1/idle?page_size=1")
     assert isinstance(idle, dict) and shown["idleGpus"][0] == str(idle["total"]) == "1"
     # The truth dashboardrows.py wrote: 6 nodes, one NotReady, 19 of 48 GPUs held.
@@ -179,7 +179,7 @@ def test_a_nodes_gpus_show_their_latest_minute(api: Served, page: WebDriver) -> 
     for gpu in gpus["data"]:
         value, text = shown[f"gpu-{gpu['gpu_id']}-utilization"]
         assert float(value) == gpu["utilization_percent"]
-        assert text == f"{gpu['utilization_percent']:.1f} %"
+        assert text == f"{browser.one_decimal(gpu['utilization_percent'])} %"
     assert browser.column(page, "gpus", 7)[0].startswith("ml/pod-p1")
     assert browser.column(page, "workloads-now", 0) == ["train"]
 

@@ -6,7 +6,6 @@ the living cluster; the header says the cluster is simulated and how fast it liv
 
 from __future__ import annotations
 
-import decimal
 import time
 from collections.abc import Iterator
 
@@ -92,11 +91,6 @@ def _a_workload(demo: RunningDemo) -> str:
     return str(found["uid"])
 
 
-def _one_decimal(value: float) -> str:
-    """As JavaScript's toFixed(1) writes it: the double's exact value, half rounded up."""
-    return str(decimal.Decimal(value).quantize(decimal.Decimal("0.1"), decimal.ROUND_HALF_UP))
-
-
 def test_the_header_says_the_cluster_is_simulated(demo: RunningDemo, page: WebDriver) -> None:
     browser.show(page, demo.url)
     badge = page.find_element(By.ID, "simulated")
@@ -116,7 +110,7 @@ def test_the_overview_shows_the_apis_answers(demo: RunningDemo, page: WebDriver)
     for name in ("allocationRate", "utilization"):
         value, text = shown[name]
         assert overview[name] is not None and float(value) == overview[name], name
-        assert text == f"{_one_decimal(overview[name])} %", name
+        assert text == f"{browser.one_decimal(overview[name])} %", name
     idle = answers["/v1/idle"]
     assert isinstance(idle, dict) and shown["idleGpus"][0] == str(idle["total"])
     history = answers["/v1/nodes/gpuUtilizationHistory"]
@@ -133,7 +127,7 @@ def test_a_nodes_gpus_show_the_apis_answer(demo: RunningDemo, page: WebDriver) -
     for gpu in gpus["data"]:
         value, text = shown[f"gpu-{gpu['gpu_id']}-utilization"]
         assert float(value) == gpu["utilization_percent"]
-        assert text == f"{_one_decimal(gpu['utilization_percent'])} %"
+        assert text == f"{browser.one_decimal(gpu['utilization_percent'])} %"
     held = [g for g in gpus["data"] if g["holder"] is not None]
     holders = browser.column(page, "gpus", 7)
     assert held and all(
