@@ -3,9 +3,9 @@
 The medium preset (100 nodes x 8 MI300X, 500 GPU pods of every kind) is replayed at speed
 through the real pipeline (groundtruth.py): the controller watching the API emulator, a node
 agent per node attributing GPUs to the containers of a Docker stand-in and streaming container
-events and GPU-minutes to `lens jobs`, and the jobs' loop bodies — on PostgreSQL, a cluster's
-store (each query the jobs and the API run is tested on SQLite, PostgreSQL and MariaDB in
-tests/store and tests/usage; a second replay on SQLite took the suite three more minutes).
+events and GPU-minutes to `lens jobs`, and the jobs' loop bodies — on SQLite (`lens up`'s store)
+and on PostgreSQL (a cluster's); each query the jobs and the API run is also tested on MariaDB
+in tests/store and tests/usage.
 What Lens computes from its tables is compared with what the player recorded it did
 (lens/sim/scenario/truth.py, figures.py):
 
@@ -180,7 +180,7 @@ def _check_idle(played: Replay, figures: Figures, margins: Margins) -> None:
     assert margins.idle >= (PRECISION, RECALL), margins.idle
 
 
-@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
 def test_lens_figures_match_what_the_scenario_enacted(
     empty_database_url: str, memory_dir: Path
 ) -> None:
