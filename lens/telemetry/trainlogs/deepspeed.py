@@ -31,33 +31,52 @@ def looks_like(line: str) -> bool:
 
 def parse(line: str, rank: int | None = None) -> IterationFigures | None:
     values: dict[str, float] = {}
-    engine, timer, pipe = _ENGINE.search(line), _TIMER.search(line), _PIPE.search(line)
-    if engine is not None:
-        iteration = int(engine.group(1))
-        values["skipped_iterations_number"] = float(engine.group(2))
-        _put(values, "learning_rate", engine.group(3))
-    elif timer is not None:
-        iteration = int(timer.group(1))
-        for field in timer.group(2).split(","):
-            key, _, value = field.strip().partition("=")
-            if key in _TIMER_NAMES:
-                _put(values, _TIMER_NAMES[key], value)
-    elif pipe is not None:
-        iteration = int(pipe.group(1))
-        _put(values, "lm_loss", pipe.group(2))
-        milliseconds = text.number(pipe.group(3), scale=1000)
-        if milliseconds is not None:
-            values["elapsed_time_per_iteration_ms"] = milliseconds
-        _put(values, "samples_per_second", pipe.group(4))
-    else:
+    iteration = _engine(line, values)
+    if iteration is None:
+        iteration = _timer(line, values)
+    if iteration is None:
+        iteration = _pipeline(line, values)
+    if iteration is None:
         return None
-    stamp = _STAMP.search(line)
-    at = text.utc_seconds(stamp.group(1), "%Y-%m-%d %H:%M:%S") if stamp else None
-    said = _RANK.search(line)
+    stamp = _STAMP.search(line) if line.startswith("[") else None
+    at = text.utc_seconds(stamp.group(1), text.ISO_LAYOUT) if stamp else None
+    said = _RANK.search(line) if "[Rank " in line else None
     rank = int(said.group(1)) if said else rank
     return IterationFigures(
         framework=FRAMEWORK, iteration=iteration, at=at, rank=rank, values=values
     )
+
+
+def _engine(line: str, values: dict[str, float]) -> int | None:
+    engine = _ENGINE.search(line) if "step=" in line else None
+    if engine is None:
+        return None
+    values["skipped_iterations_number"] = float(engine.group(2))
+    _put(values, "learning_rate", engine.group(3))
+    return int(engine.group(1))
+
+
+def _timer(line: str, values: dict[str, float]) -> int | None:
+    timer = _TIMER.search(line) if "global_step=" in line else None
+    if timer is None:
+        return None
+    for field in timer.group(2).split(","):
+        key, _, value = field.strip().partition("=")
+        if key in _TIMER_NAMES:
+            _put(values, _TIMER_NAMES[key], value)
+    return int(timer.group(1))
+
+
+def _pipeline(line: str, values: dict[str, float]) -> int | None:
+    pipe = _PIPE.search(line) if "steps: " in line else None
+    if pipe is None:
+        return None
+    _put(values, "lm_loss", pipe.group(2))
+    milliseconds = text.number(pipe.group(3), scale=1000)
+    if milliseconds is not None:
+        values["elapsed_time_per_iteration_ms"] = milliseconds
+    _put(values, "samples_per_second", pipe.group(4))
+    return int(pipe.group(1))
 
 
 def _put(values: dict[str, float], name: str, value: str) -> None:

@@ -18,7 +18,12 @@ _PARSERS: tuple[Parser, ...] = tuple(
 
 def parse_line(line: str) -> IterationFigures | None:
     """The iteration `line` tells of, or None (any other line, or one too long to be one)."""
-    if len(line) > text.MAX_LINE or not any(looks_like(line) for looks_like, _ in _PARSERS):
+    if len(line) > text.MAX_LINE:
+        return None
+    for looks_like, _ in _PARSERS:
+        if looks_like(line):
+            break
+    else:
         return None
     cleaned, rank = text.clean(line)
     for looks_like, parse in _PARSERS:

@@ -39,3 +39,27 @@ def test_evaluation_summaries_and_hostile_text_are_no_iteration() -> None:
         "{'loss': True}",
     ):
         assert hftrainer.parse(line) is None, line[:60]
+
+
+def test_numbers_past_a_doubles_range_are_no_figures() -> None:
+    huge = "1" * 400  # an integer literal float() cannot take
+    assert hftrainer.parse("{'loss': " + huge + "}") is None
+    assert hftrainer.parse("{'loss': " + huge + ", 'epoch': [1]}") is None
+    assert hftrainer.parse("{'loss': 1e999, 'epoch': 0.5}") is None
+    found = hftrainer.parse("{'loss': 1.5, 'grad_norm': 1e999, 'epoch': " + huge + "}")
+    assert found is not None and found.values == {"lm_loss": 1.5}
+
+
+def test_dicts_in_other_python_spellings_read_as_literal_eval_reads_them() -> None:
+    found = hftrainer.parse("{'loss': +2, 'epoch': 1., 'grad_norm': -0.5e1, 'learning_rate': .5}")
+    assert found is not None
+    assert found.values == {"lm_loss": 2.0, "epoch": 1.0, "grad_norm": -5.0, "learning_rate": 0.5}
+    found = hftrainer.parse('{"loss": 1.25,"epoch":0.5, "eval_loss": 2}')
+    assert found is None  # not the Trainer's "{'loss':" at all
+    found = hftrainer.parse("{'loss': 1.25,'epoch':  0.5, 'learning_rate': 1_0}")
+    assert found is not None and found.values == {
+        "lm_loss": 1.25,
+        "epoch": 0.5,
+        "learning_rate": 10,
+    }
+    assert hftrainer.parse("{'loss': 05}") is None  # no Python literal

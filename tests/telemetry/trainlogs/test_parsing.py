@@ -30,6 +30,15 @@ def test_each_framework_through_rank_prefixes() -> None:
     assert found is not None and found.framework == "hf-trainer"
 
 
+def test_primus_through_its_logger_prefix_in_colour() -> None:
+    prefix = "\x1b[32m[20260822 12:00:01][rank-7/8]\x1b[0m\x1b[36m<INFO> \x1b[0m"
+    found = parsing.parse_line(prefix + " " + PRIMUS.strip())
+    assert found is not None
+    assert (found.framework, found.iteration, found.rank) == ("megatron", 100, 7)
+    assert found.at == 1787400001.482113  # the line's own stamp, not the logger's
+    assert found.values["tokens_per_gpu_avg"] == 12747.6
+
+
 def test_the_rest_of_a_log_gives_nothing() -> None:
     for line in (
         "",
