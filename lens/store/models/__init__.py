@@ -27,6 +27,7 @@ from lens.store.models.reports import (
 )
 from lens.store.models.storage import Storage
 from lens.store.models.tables import ALL_MODELS, APPEND_ONLY_MODELS
+from lens.store.models.training import TrainingStraggler
 from lens.store.models.usage import GpuHoursDaily, GpuIdleInterval
 from lens.store.models.workloads import (
     GpuWorkload,
@@ -69,6 +70,7 @@ __all__ = [
     "RdmaPortMinute",
     "Storage",
     "TrainingPerformance",
+    "TrainingStraggler",
     "WorkloadEvent",
     "WorkloadPodReference",
     "natural_key",

@@ -20,6 +20,7 @@ from lens.store.models.reports import (
     RdmaPortMinute,
 )
 from lens.store.models.storage import Storage
+from lens.store.models.training import TrainingStraggler
 from lens.store.models.usage import GpuHoursDaily, GpuIdleInterval
 from lens.store.models.workloads import (
     GpuWorkload,
@@ -56,6 +57,7 @@ ALL_MODELS: tuple[type[LensModel], ...] = (
     GpuHourPending,
     GpuIdleInterval,
     GpuHoursDaily,
+    TrainingStraggler,
 )
 
 APPEND_ONLY_MODELS: tuple[type[LensModel], ...] = tuple(m for m in ALL_MODELS if m.APPEND_ONLY)

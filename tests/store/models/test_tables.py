@@ -35,12 +35,18 @@ REPORT_TABLE_NAMES = {
 }
 # Lens's own (issue 18): idle GPUs and GPU-hours per day.
 USAGE_TABLE_NAMES = {"gpu_idle_intervals", "gpu_hours_daily"}
+# Lens's own (issue 21): training stragglers.
+TRAINING_TABLE_NAMES = {"training_stragglers"}
 
 
 def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:
     # event_streams is Lens's own: the event server's committed sequence per agent boot.
     assert {m._meta.table_name for m in models.ALL_MODELS} == (
-        SEED_TABLE_NAMES | {"event_streams"} | REPORT_TABLE_NAMES | USAGE_TABLE_NAMES
+        SEED_TABLE_NAMES
+        | {"event_streams"}
+        | REPORT_TABLE_NAMES
+        | USAGE_TABLE_NAMES
+        | TRAINING_TABLE_NAMES
     )
     dead = {"fault", "ai_workload_metadata", "workload_resource", "gpu_workload_allocation_history"}
     assert not dead & {m._meta.table_name for m in models.ALL_MODELS}
