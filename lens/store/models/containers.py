@@ -28,6 +28,7 @@ class NodeContainer(LensModel):
         indexes = (
             (("cluster", "container_id"), True),
             (("cluster", "pod_uid"), False),
+            (("cluster", "updated_at"), False),
         )
 
 

@@ -80,7 +80,10 @@ class GpuDevice(LensModel):
 
     class Meta:
         table_name = "gpu_devices"
-        indexes = ((("cluster", "node_name", "uuid"), True),)
+        indexes = (
+            (("cluster", "node_name", "uuid"), True),
+            (("cluster", "updated_at"), False),
+        )
 
 
 class RdmaDevice(LensModel):

@@ -30,6 +30,7 @@ class GpuPod(LensModel):
         indexes = (
             (("cluster", "uid"), True),
             (("cluster", "node_name", "running"), False),
+            (("cluster", "updated_at"), False),
         )
 
 

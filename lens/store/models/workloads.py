@@ -34,6 +34,7 @@ class GpuWorkload(LensModel):
             (("cluster", "parent_uid"), False),
             (("cluster", "status"), False),
             (("cluster", "end_at"), False),
+            (("cluster", "updated_at"), False),
         )
 
 
