@@ -1,4 +1,5 @@
-"""A small threaded HTTP/1.1 server for a role's port: /healthz, /readyz, /metrics and GET routes.
+"""A small threaded HTTP/1.1 server for a role's port: /healthz, /readyz, /metrics, GET routes and
+the POST routes of telemetry intake (bodies bounded by runtime/httpbody.py).
 
 It serves bytes prepared elsewhere (runtime/exposition.py, runtime/health.py) or produced by a
 role's route handlers, so a scrape never waits on a collection. The api role, which needs more,
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from lens.runtime import exposition, httplimits, lifecycle
+from lens.runtime import exposition, httpbody, httplimits, lifecycle
 from lens.runtime.health import Health, Verdict
 from lens.runtime.selfmetrics import SelfMetrics
 
@@ -28,6 +29,17 @@ class Request:
     path: str
     query: Mapping[str, list[str]]
     headers: Mapping[str, str]
+    method: str = "GET"
+    body: bytes = b""
+    client: str = ""
+
+    def header(self, name: str) -> str | None:
+        """The value of header `name`, whatever its case (HTTP field names are case-blind)."""
+        wanted = name.lower()
+        for key, value in self.headers.items():
+            if key.lower() == wanted:
+                return value
+        return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +47,7 @@ class Response:
     status: int
     body: bytes
     content_type: str = "application/json"
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 Handler = Callable[[Request], Response]
@@ -103,11 +116,13 @@ class OpsServer:
         read_timeout_seconds: float = 10.0,
         idle_timeout_seconds: float = 75.0,
         max_connections: int = 64,
+        max_body_bytes: int = 16 << 20,
     ) -> None:
         """Defaults as in ServerConfig: see its help for what each limit bounds."""
         self._host = host
         self._port = port
-        self._routes = dict(routes)
+        self._routes: dict[str, dict[str, Handler]] = {p: {"GET": h} for p, h in routes.items()}
+        self._max_body_bytes = max_body_bytes
         self._metrics = _Metrics(metrics)
         self._limits = httplimits.Limits(
             read_timeout_seconds=read_timeout_seconds,
@@ -124,16 +139,25 @@ class OpsServer:
             raise RuntimeError("server not started")
         return int(self._server.server_address[1])
 
-    def add_route(self, path: str, handler: Handler) -> None:
-        """Serve `path` with `handler`; a path is served by one handler only."""
+    def add_route(self, path: str, handler: Handler, *, method: str = "GET") -> None:
+        """Serve `method` requests of `path` with `handler` (GET or POST); a path and method are
+        served by one handler only."""
         if self._server is not None:
             raise RuntimeError("routes are fixed once the server has started")
-        if path in self._routes:
-            raise ValueError(f"HTTP route {path} is added twice")
-        self._routes[path] = handler
+        if method not in ("GET", "POST"):
+            raise ValueError(f"HTTP method {method} is not served")
+        methods = self._routes.setdefault(path, {})
+        if method in methods:
+            raise ValueError(f"HTTP route {method} {path} is added twice")
+        methods[method] = handler
 
     async def start(self) -> None:
-        handler_class = _make_handler(self._routes, metrics=self._metrics, limits=self._limits)
+        handler_class = _make_handler(
+            self._routes,
+            metrics=self._metrics,
+            limits=self._limits,
+            max_body_bytes=self._max_body_bytes,
+        )
         server = httplimits.LimitedServer(
             (self._host, self._port),
             handler_class,
@@ -160,58 +184,113 @@ class OpsServer:
 
 
 def _make_handler(
-    routes: Mapping[str, Handler], *, metrics: _Metrics, limits: httplimits.Limits
+    routes: Mapping[str, Mapping[str, Handler]],
+    *,
+    metrics: _Metrics,
+    limits: httplimits.Limits,
+    max_body_bytes: int,
 ) -> type[BaseHTTPRequestHandler]:
-    class _RequestHandler(httplimits.TimedRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "lens"
-        # Headers and body leave in one segment, and small answers are not held back by Nagle's
-        # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
-        wbufsize = 1 << 16
-        disable_nagle_algorithm = True
-        # An error answered before the request line was understood (400, 505) still starts
-        # with a status line; the stdlib's default, HTTP/0.9, sends the page alone.
-        default_request_version = "HTTP/1.0"
-        timed_by = limits
+    class _Configured(_RequestHandler):
+        pass
 
-        @property
-        def request_version(self) -> str:
-            return self._request_version
+    _Configured.routes = routes
+    _Configured.metrics = metrics
+    _Configured.timed_by = limits
+    _Configured.max_body_bytes = max_body_bytes
+    return _Configured
 
-        @request_version.setter
-        def request_version(self, version: str) -> None:
-            # A request line naming HTTP/0.9 is no HTTP/0.9 request (those had no version), but
-            # the stdlib would answer it, errors included, with the body alone: answer as 1.0.
-            self._request_version = "HTTP/1.0" if version == "HTTP/0.9" else version
 
-        def do_GET(self) -> None:
-            started = time.perf_counter()
-            parts = urlsplit(self.path)
-            handler = routes.get(parts.path)
-            route = parts.path if handler is not None else "other"
-            if handler is None:
-                response = json_response({"error": f"no route {parts.path}"}, status=404)
-            else:
-                request = Request(
-                    path=parts.path, query=parse_qs(parts.query), headers=dict(self.headers.items())
-                )
-                response = _answer(handler, request)
-            # Counted before sending, so a client that has its answer also sees it counted.
-            metrics.requests.labels(route, str(response.status)).inc()
-            metrics.duration.labels(route).observe(time.perf_counter() - started)
-            self._send(response)
+class _RequestHandler(httplimits.TimedRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "lens"
+    # Headers and body leave in one segment, and small answers are not held back by Nagle's
+    # algorithm waiting on the client's delayed ACK (40 ms per request on Linux otherwise).
+    wbufsize = 1 << 16
+    disable_nagle_algorithm = True
+    # An error answered before the request line was understood (400, 505) still starts
+    # with a status line; the stdlib's default, HTTP/0.9, sends the page alone.
+    default_request_version = "HTTP/1.0"
+    routes: Mapping[str, Mapping[str, Handler]]
+    metrics: _Metrics
+    max_body_bytes: int
 
-        def _send(self, response: Response) -> None:
-            self.send_response(response.status)
-            self.send_header("Content-Type", response.content_type)
-            self.send_header("Content-Length", str(len(response.body)))
-            self.end_headers()
-            self.wfile.write(response.body)
+    @property
+    def request_version(self) -> str:
+        return self._request_version
 
-        def log_message(self, format: str, *args: object) -> None:
-            log.debug("http request", extra={"request": format % args})
+    @request_version.setter
+    def request_version(self, version: str) -> None:
+        # A request line naming HTTP/0.9 is no HTTP/0.9 request (those had no version), but
+        # the stdlib would answer it, errors included, with the body alone: answer as 1.0.
+        self._request_version = "HTTP/1.0" if version == "HTTP/0.9" else version
 
-    return _RequestHandler
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def _serve(self, method: str) -> None:
+        started = time.perf_counter()
+        parts = urlsplit(self.path)
+        methods = self.routes.get(parts.path)
+        handler = methods.get(method) if methods is not None else None
+        route = parts.path if methods is not None else "other"
+        if handler is None and method != "GET":
+            self.close_connection = True  # its body, unread, is still on the wire
+        if methods is None:
+            response = json_response({"error": f"no route {parts.path}"}, status=404)
+        elif handler is None:
+            response = _not_allowed(method, parts.path, methods)
+        else:
+            response = self._handle(handler, method, parts.path, parts.query)
+        # Counted before sending, so a client that has its answer also sees it counted.
+        self.metrics.requests.labels(route, str(response.status)).inc()
+        self.metrics.duration.labels(route).observe(time.perf_counter() - started)
+        self._send(response)
+
+    def _handle(self, handler: Handler, method: str, path: str, query: str) -> Response:
+        headers = dict(self.headers.items())
+        body = b""
+        if method == "POST":
+            try:
+                body = httpbody.read_body(headers, self.rfile, max_bytes=self.max_body_bytes)
+            except httpbody.BodyError as exc:
+                # What is left of the body is still on the wire: this connection is done.
+                self.close_connection = True
+                return json_response({"error": exc.reason}, status=exc.status)
+        request = Request(
+            path=path,
+            query=parse_qs(query),
+            headers=headers,
+            method=method,
+            body=body,
+            client=str(self.client_address[0]),
+        )
+        return _answer(handler, request)
+
+    def _send(self, response: Response) -> None:
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(response.body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("http request", extra={"request": format % args})
+
+
+def _not_allowed(method: str, path: str, methods: Mapping[str, Handler]) -> Response:
+    allowed = ", ".join(sorted(methods))
+    return Response(
+        status=405,
+        body=json.dumps({"error": f"{method} is not allowed on {path}: {allowed}"}).encode(),
+        headers={"Allow": allowed},
+    )
 
 
 def _answer(handler: Handler, request: Request) -> Response:

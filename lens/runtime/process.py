@@ -71,6 +71,7 @@ class Process:
             read_timeout_seconds=server.read_timeout_seconds,
             idle_timeout_seconds=server.idle_timeout_seconds,
             max_connections=server.max_connections,
+            max_body_bytes=server.max_body_bytes,
         )
         self.health.add_liveness("event_loop", self.service.event_loop_stalled)
         self.health.add_liveness("loops", self.loops.stalled)
@@ -97,9 +98,10 @@ class Process:
         self.loops.add(loop)
         self._owners[f"loop {loop.name}"] = self.building
 
-    def add_route(self, path: str, handler: httpserver.Handler) -> None:
-        """A GET route on the process's one HTTP port; a path is served by one role only."""
-        self.http.add_route(path, handler)
+    def add_route(self, path: str, handler: httpserver.Handler, *, method: str = "GET") -> None:
+        """A GET (or POST) route on the process's one HTTP port; a path and method are served by
+        one role only."""
+        self.http.add_route(path, handler, method=method)
 
     def shared(self, key: str, make: Callable[[], T]) -> T:
         """The resource `key` made once for every role that asks (the database of a URL)."""

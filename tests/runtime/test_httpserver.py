@@ -54,6 +54,7 @@ def server() -> Iterator[Server]:
     s = Server()
     s.server.add_route("/v1/echo", lambda r: httpserver.json_response({"q": r.query.get("x", [])}))
     s.server.add_route("/v1/broken", _broken)
+    s.server.add_route("/v1/post", _post_echo, method="POST")
     asyncio.run(s.server.start())
     yield s
     asyncio.run(s.server.stop())
@@ -61,6 +62,75 @@ def server() -> Iterator[Server]:
 
 def _broken(_: Request) -> Response:
     raise RuntimeError("handler bug")
+
+
+def _post_echo(request: Request) -> Response:
+    return Response(
+        status=202,
+        body=request.body,
+        content_type=request.header("content-type") or "",
+        headers={"X-Length": str(len(request.body))},
+    )
+
+
+def _post(port: int, path: str, body: bytes, headers: dict[str, str] | None = None) -> Any:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=3)
+    try:
+        conn.request("POST", path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def test_a_post_route_gets_the_body_and_sends_its_headers(server: Server) -> None:
+    body = bytes(range(256)) * 100
+    status, headers, answer = _post(
+        server.server.port, "/v1/post", body, {"Content-Type": "application/x-protobuf"}
+    )
+    assert (status, answer) == (202, body)
+    assert headers["X-Length"] == str(len(body))
+    assert headers["Content-Type"] == "application/x-protobuf"
+
+
+def test_a_chunked_post_is_read_whole(server: Server) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", server.server.port, timeout=3)
+    try:
+        conn.request("POST", "/v1/post", body=iter([b"abc", b"", b"defg"]), encode_chunked=True)
+        response = conn.getresponse()
+        assert (response.status, response.read()) == (202, b"abcdefg")
+    finally:
+        conn.close()
+
+
+def test_methods_a_path_does_not_serve_are_405_with_allow(server: Server) -> None:
+    status, headers, _ = _post(server.server.port, "/v1/echo", b"x")
+    assert (status, headers["Allow"]) == (405, "GET")
+    status, _, _ = server.get("/v1/post")
+    assert status == 405
+    requests = server.metrics.registry.get_sample_value
+    assert requests("lens_http_requests_total", {"route": "/v1/post", "code": "405"}) == 1
+
+
+def test_a_body_over_the_limit_is_413_and_the_connection_closes() -> None:
+    server = httpserver.OpsServer(
+        host="127.0.0.1", port=0, routes={}, metrics=SelfMetrics(process=False), max_body_bytes=1000
+    )
+    server.add_route("/v1/post", _post_echo, method="POST")
+    asyncio.run(server.start())
+    try:
+        status, headers, answer = _post(server.port, "/v1/post", b"x" * 1001)
+        assert status == 413
+        assert "over the limit of 1000" in json.loads(answer)["error"]
+        assert headers["Connection"] == "close"
+        assert _post(server.port, "/v1/post", b"x" * 1000)[0] == 202
+    finally:
+        asyncio.run(server.stop())
+
+
+def test_a_post_without_a_length_is_411(server: Server) -> None:
+    answer = _exchange(server.server.port, b"POST /v1/post HTTP/1.1\r\nHost: x\r\n\r\nabc")
+    assert _parse_answers(answer, head_sent=False) == [411]
 
 
 def test_metrics_serves_the_cached_bytes(server: Server) -> None:
@@ -272,14 +342,14 @@ def test_a_malformed_request_gets_its_status_and_no_traceback(
 
 _STATUS_LINE = re.compile(rb"HTTP/1\.[01] (\d{3}) [^\r\n]*\r\n")
 # What the ops port may answer: its routes (200, 503 while not ready, 404), the stdlib's refusals
-# of a malformed or unsupported request (400, 414, 431, 501, 505), and 100 Continue.
-_ANSWERS = {100, 200, 400, 404, 414, 431, 501, 503, 505}
+# of a malformed or unsupported request (400, 414, 431, 501, 505), a POST route's 202 and its
+# body's refusals (405, 411, 413), and 100 Continue.
+_ANSWERS = {100, 200, 202, 400, 404, 405, 411, 413, 414, 431, 501, 503, 505}
 _METHODS = st.sampled_from([b"GET", b"HEAD", b"POST", b"OPTIONS", b"BREW", b"get"]) | st.binary(
     max_size=8
 )
-_TARGETS = st.sampled_from(
-    [b"/healthz", b"/readyz", b"/metrics", b"/nope", b"/metrics?x=%zz&y", b"*", b"http://h/x"]
-) | st.binary(max_size=24)
+_PATHS = [b"/healthz", b"/readyz", b"/metrics", b"/nope", b"/metrics?x=%zz&y", b"/v1/post"]
+_TARGETS = st.sampled_from([*_PATHS, b"*", b"http://h/x"]) | st.binary(max_size=24)
 _VERSIONS = st.sampled_from(
     [b"HTTP/1.1", b"HTTP/1.0", b"HTTP/0.9", b"HTTP/2.0", b"HTTP/1.1.1", b"HTTP/x", b"HTTP/01.1"]
 ) | st.binary(max_size=10)

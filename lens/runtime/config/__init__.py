@@ -22,6 +22,7 @@ from lens.runtime.config.node import (
 )
 from lens.runtime.config.process import ClusterConfig, LoggingConfig, ServerConfig, ServiceConfig
 from lens.runtime.config.root import EXAMPLE_HEADER, Config, example
+from lens.runtime.config.telemetry import TelemetryConfig
 
 __all__ = [
     "ENV_CONFIG",
@@ -44,6 +45,7 @@ __all__ = [
     "NodeAgentConfig",
     "ServerConfig",
     "ServiceConfig",
+    "TelemetryConfig",
     "default_data_dir",
     "example",
     "load",

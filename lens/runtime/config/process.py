@@ -70,6 +70,15 @@ class ServerConfig:
         minimum=1,
         maximum=10000,
     )
+    # 16 MiB: a Prometheus remote-write request of 2,000 samples is a few hundred KB, a
+    # fluent-bit chunk at most a few MB; the bound keeps one client from filling memory.
+    max_body_bytes: int = setting(
+        16 << 20,
+        "Largest request body accepted (telemetry intake's POSTs), in bytes; a larger one is "
+        "answered 413.",
+        minimum=1024,
+        maximum=1 << 30,
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

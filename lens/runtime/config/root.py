@@ -18,6 +18,7 @@ from lens.runtime.config.node import (
     NodeAgentConfig,
 )
 from lens.runtime.config.process import ClusterConfig, LoggingConfig, ServerConfig, ServiceConfig
+from lens.runtime.config.telemetry import TelemetryConfig
 from lens.runtime.settings import setting
 
 
@@ -40,6 +41,9 @@ class Config:
     controller: ControllerConfig = setting(ControllerConfig(), "The controller role.")
     metrics: MetricsConfig = setting(MetricsConfig(), "The metrics store Lens queries.")
     api: ApiConfig = setting(ApiConfig(), "The REST API role.")
+    telemetry: TelemetryConfig = setting(
+        TelemetryConfig(), "Remote write and training logs taken in by the jobs role."
+    )
 
 
 EXAMPLE_HEADER = """\
