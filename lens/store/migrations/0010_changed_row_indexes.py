@@ -1,6 +1,7 @@
-"""0010: an index on (cluster, updated_at) of the tables whose changed rows `lens jobs`' remote-write
-enrichment reads every few seconds (gpu_pods, gpu_workloads, node_containers, gpu_devices), so
-each read finds the few rows changed instead of scanning every row the tables ever held."""
+"""0010: an index on (cluster, updated_at) of the tables whose changed rows `lens jobs`'
+remote-write enrichment reads every few seconds (gpu_pods, gpu_workloads, node_containers,
+gpu_devices), so each read finds the few rows changed instead of scanning every row the tables
+ever held."""
 
 from __future__ import annotations
 
