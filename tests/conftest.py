@@ -4,6 +4,7 @@ an API emulator with a client, containerd and dockerd harnesses, simulated hosts
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import random
 import re
@@ -30,7 +31,14 @@ from lens.devices.sysfs import HostFiles
 from lens.roles.jobs import main as jobs_main
 from lens.roles.jobs.main import Jobs
 from lens.runtime.clock import FakeClock
-from lens.runtime.config import Config, DatabaseConfig, JobsConfig, ServerConfig
+from lens.runtime.config import (
+    ClusterConfig,
+    Config,
+    DatabaseConfig,
+    JobsConfig,
+    ServerConfig,
+    TelemetryConfig,
+)
 from lens.runtime.process import Process
 from lens.sim.containerd import PrivateContainerd, make_device_node
 from lens.sim.docker import PrivateDocker
@@ -39,6 +47,7 @@ from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kube.server import KubeApiServer
 from lens.store import database, migrating
+from tests.telemetry.remotewrite.target import Target
 
 POSTGRES_URL = os.environ.get("LENS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 MYSQL_URL = os.environ.get("LENS_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
@@ -438,7 +447,11 @@ StartJobs = Callable[..., RunningJobs]
 def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
     started: list[RunningJobs] = []
 
-    def start(*, token: str = "", port: int = 0) -> RunningJobs:
+    def start(
+        *, token: str = "", port: int = 0, telemetry: TelemetryConfig | None = None
+    ) -> RunningJobs:
+        """`lens jobs` on free ports; `telemetry`: that section (with it the cluster is named
+        "lab", as tests/telemetry/enrichment's)."""
         token_file = ""
         if token:
             token_file = str(tmp_path / "token")
@@ -454,6 +467,10 @@ def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
                 daily_report_time="",
             ),
         )
+        if telemetry is not None:
+            config = dataclasses.replace(
+                config, telemetry=telemetry, cluster=ClusterConfig(name="lab")
+            )
         process = Process(
             "jobs", server=config.server, service=config.service, handle_signals=False
         )
@@ -481,3 +498,11 @@ def api_client(apiserver: KubeApiServer) -> Iterator[kubernetes.client.ApiClient
     client = kubernetes.client.ApiClient(configuration)
     yield client
     client.close()
+
+
+@pytest.fixture
+def target() -> Iterator[Target]:
+    """A remote-write target on a free port (what lens jobs forwards ends there)."""
+    started = Target()
+    yield started
+    started.close()

@@ -69,7 +69,22 @@ def _jobs_families() -> SelfMetrics:
     allocation.AllocationGauges(families)
     storagescan.StorageGauges(families)
     multistorage.MultiStorageGauges(families)
+    _telemetry_families(families)
     return families
+
+
+def _telemetry_families(families: SelfMetrics) -> None:
+    from lens.roles.jobs.telemetry import IndexMetrics
+    from lens.telemetry.remotewrite.forwarding import ForwardMetrics
+    from lens.telemetry.remotewrite.receiving import ReceiverMetrics
+    from lens.telemetry.trainlogs.intakemetrics import IntakeMetrics
+    from lens.telemetry.trainlogs.stragglers import StragglerGauge
+
+    ReceiverMetrics(families)
+    ForwardMetrics(families)
+    IndexMetrics(families)
+    IntakeMetrics(families)
+    StragglerGauge(families)
 
 
 def _controller_families() -> SelfMetrics:

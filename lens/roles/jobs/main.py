@@ -31,6 +31,7 @@ from lens.roles.jobs import (
     reporting,
     retention,
     storagescan,
+    telemetry,
     workloadstatus,
 )
 from lens.runtime import grpcserver, tokenfile
@@ -70,6 +71,7 @@ def build(
     gpuhours.add(config, process, db, leading=leads)
     dailyreport.add(config, process, db, leading=leads)
     _add_cluster_jobs(config, process, db, leads, api)
+    telemetry.add(config, process, db)
     receiver = EventReceiver(
         EventRecorder(db, cluster=config.cluster.name),
         metrics=ReceiverMetrics(process.metrics),
@@ -113,6 +115,6 @@ def _add_cluster_jobs(
 ROLE = Role(
     name="jobs",
     starting="jobs starting",
-    sections=("cluster", "server", "jobs", "kube", "controller", "metrics"),
+    sections=("cluster", "server", "jobs", "kube", "controller", "metrics", "telemetry"),
     build=build,
 )

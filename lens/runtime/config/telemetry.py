@@ -65,6 +65,13 @@ class TelemetryConfig:
         minimum=1,
         maximum=100_000,
     )
+    remote_write_max_samples_per_send: int = setting(
+        4000,
+        "Queued requests are joined into one forwarded request of at most this many samples "
+        "(1.0 only: 2.0's symbol tables cannot be joined).",
+        minimum=1,
+        maximum=1_000_000,
+    )
     remote_write_give_up_seconds: float = setting(
         300.0,
         "How long a forwarded request is retried (5xx, 429, no connection) before it is "

@@ -56,6 +56,9 @@ class StoredIteration:
     at: float
     iteration: int
     figures: Mapping[str, float]
+    # The pod's nearest workload (the training job itself, not a parent above it): a detector
+    # following each job once takes these.
+    nearest: bool = True
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,7 +121,7 @@ def prepare(routed: Sequence[tuple[Candidate, PodChain]], tracker: RunTracker) -
             if earlier is not None:
                 row = dataclasses.replace(earlier, performance={**earlier.performance, **figures})
             rows[row.key] = row
-            seen.append(_observation(candidate, row, figures))
+            seen.append(_observation(candidate, row, figures, nearest=workload == chain.nearest))
         observed.append((candidate, tuple(seen)))
     return Prepared(rows=tuple(rows.values()), observed=tuple(observed))
 
@@ -147,7 +150,7 @@ def _performance(figures: IterationFigures, iteration: int) -> dict[str, float]:
 
 
 def _observation(
-    candidate: Candidate, row: IterationRow, figures: Mapping[str, float]
+    candidate: Candidate, row: IterationRow, figures: Mapping[str, float], *, nearest: bool
 ) -> StoredIteration:
     return StoredIteration(
         workload_uid=row.workload_uid,
@@ -158,4 +161,5 @@ def _observation(
         at=candidate.at,
         iteration=row.iteration,
         figures=figures,
+        nearest=nearest,
     )

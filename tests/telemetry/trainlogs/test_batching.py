@@ -81,6 +81,7 @@ def test_a_megatron_line_gives_one_row_per_workload_of_the_pod() -> None:
         ("job", 1, 100, "gpu-node-07", NOON + 0.482113),
         ("top", 1, 100, "gpu-node-07", NOON + 0.482113),
     ]
+    assert [s.nearest for s in stored] == [True, False], "the job itself, then its parent"
 
 
 def test_deepspeeds_two_lines_of_a_step_are_one_row() -> None:
