@@ -3,6 +3,7 @@ and forwarded, training logs into training_performance, and the routes off when 
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import queue
@@ -10,6 +11,8 @@ from collections.abc import Callable
 
 import cramjam
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lens.proto._generated.prometheus import remote_pb2
 from lens.runtime.config import TelemetryConfig
@@ -134,3 +137,67 @@ def test_without_a_target_remote_write_is_not_served(start_jobs: Callable[..., o
     running = start_jobs()
     port = running.jobs.process.http.port  # type: ignore[attr-defined]
     assert _post(port, "/api/v1/write", b"", {"Content-Type": "application/x-protobuf"})[0] == 404
+
+
+_HOSTILE_BODIES = (
+    st.binary(max_size=300)
+    | st.builds(lambda raw: bytes(cramjam.snappy.compress_raw(raw)), st.binary(max_size=300))
+    | st.builds(lambda raw: gzip.compress(raw), st.binary(max_size=300))
+    | st.builds(
+        lambda value: json.dumps(value).encode(),
+        st.recursive(
+            st.none() | st.booleans() | st.floats() | st.text(max_size=20),
+            lambda inner: (
+                st.lists(inner, max_size=4)
+                | st.dictionaries(st.sampled_from(["log", "kubernetes", "date", "pod_id"]), inner)
+            ),
+            max_leaves=12,
+        ),
+    )
+)
+
+_CONTENT_TYPES = [
+    "",
+    "application/json",
+    "application/x-protobuf",
+    "application/x-protobuf;proto=io.prometheus.write.v2.Request",
+    "text/plain; charset=\x7f",
+]
+
+
+@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+def test_hostile_bodies_never_crash_the_server_nor_lose_stored_rows(
+    start_jobs: Callable[..., object], target: Target, eventually: Callable[..., None]
+) -> None:
+    running = start_jobs(telemetry=TelemetryConfig(remote_write_url=target.url))
+    jobs = running.jobs  # type: ignore[attr-defined]
+    with database.session(jobs.db):
+        labcluster.build(jobs.db)
+    port = jobs.process.http.port
+    record = {"date": 1777636801.5, "log": MEGATRON, "kubernetes": {"pod_id": "uid-trainer-0"}}
+    assert _post(port, "/v1/logs", json.dumps([record]).encode(), {})[0] == 200
+
+    def rows() -> int:
+        with database.session(jobs.db):
+            return int(models.TrainingPerformance.select().count())
+
+    eventually(lambda: rows() == 1, timeout=15)
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        path=st.sampled_from(["/v1/logs", "/api/v1/write", "/v1/prometheus"]),
+        body=_HOSTILE_BODIES,
+        content_type=st.sampled_from(_CONTENT_TYPES),
+        encoding=st.sampled_from(["", "gzip", "snappy", "br", "gzip, gzip"]),
+    )
+    def post_anything(path: str, body: bytes, content_type: str, encoding: str) -> None:
+        headers = {"Content-Type": content_type, "Content-Encoding": encoding}
+        status, _ = _post(port, path, body, {k: v for k, v in headers.items() if v})
+        assert status in {200, 204, 400, 415, 503}, (path, status)
+
+    post_anything()
+    assert rows() == 1, "nothing stored was lost or doubled"
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.request("GET", "/healthz")
+    assert connection.getresponse().status == 200
+    connection.close()
