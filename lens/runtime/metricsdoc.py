@@ -43,6 +43,12 @@ RENAMED: tuple[Rename, ...] = (
         new="lens_ib_port_hw_events_total",
         why="a name must not repeat its type (`promtool check metrics`); alpha, renamed at once",
     ),
+    Rename(
+        old="log_analysis_consume_count",
+        new="log_analysis_consume_count_total",
+        why="the original's counter (telemetry-processor); a counter's samples end in _total "
+        "(Prometheus naming, applied by prometheus_client): rate(..._total) counts the same",
+    ),
 )
 
 

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
+from lens.runtime.quantiles import SlidingQuantiles
+
 _NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 _LABEL_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -118,3 +120,20 @@ class SelfMetrics:
         return Histogram(
             name, help, labelnames=tuple(labels), registry=self.registry, buckets=tuple(buckets)
         )
+
+    def summary(
+        self,
+        name: str,
+        help: str,
+        labels: Sequence[str] = (),
+        *,
+        objectives: Sequence[float] = (0.5, 0.9, 0.95, 0.99),
+        max_age_seconds: float = 600.0,
+    ) -> SlidingQuantiles:
+        """A summary with quantiles over the last `max_age_seconds` (runtime/quantiles.py)."""
+        self._declare(name, "summary", help, labels)
+        quantiles = SlidingQuantiles(
+            name, help, labels, objectives=objectives, max_age_seconds=max_age_seconds
+        )
+        self.registry.register(quantiles)
+        return quantiles

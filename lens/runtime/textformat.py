@@ -24,7 +24,13 @@ S = TypeVar("S")
 GroupSnapshots = tuple[FamilyGroup[Any], Sequence[Any]]
 """A family group and the snapshots to render through it."""
 
-_TYPES = {"counter": "counter", "gauge": "gauge", "info": "gauge", "histogram": "histogram"}
+_TYPES = {
+    "counter": "counter",
+    "gauge": "gauge",
+    "info": "gauge",
+    "histogram": "histogram",
+    "summary": "summary",
+}
 _SKIPPED_SUFFIXES = ("_created", "_gsum", "_gcount")
 
 

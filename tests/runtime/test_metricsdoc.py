@@ -4,6 +4,7 @@ from lens.roles.node_agent import collectors
 from lens.runtime import families, metricsdoc
 from lens.runtime.families import FamilyGroup, FamilySpec
 from lens.runtime.selfmetrics import FamilyDoc, SelfMetrics
+from lens.telemetry.trainlogs.intakemetrics import IntakeMetrics
 
 
 def test_renders_a_sorted_table_per_section() -> None:
@@ -54,7 +55,9 @@ def test_renamed_families_are_listed_old_to_new_after_the_sections() -> None:
     assert "Renamed" not in metricsdoc.render_markdown([("Section", [])], [])
 
 
-def test_every_rename_leads_from_a_gone_node_agent_family_to_an_exported_one() -> None:
-    exported = set(collectors.family_names())
+def test_every_rename_leads_from_a_gone_family_to_an_exported_one() -> None:
+    families = SelfMetrics(process=False)
+    IntakeMetrics(families)
+    exported = set(collectors.family_names()) | {f.name for f in families.declared}
     for rename in metricsdoc.RENAMED:
         assert rename.new in exported and rename.old not in exported, rename

@@ -1,8 +1,8 @@
-"""The training-log intake's instruments: the original's two families (REFERENCE.md 3.3) and
-Lens's own. `log_consume_latency_seconds` was a summary with quantiles; SelfMetrics (and
-prometheus_client) keep no quantiles, so it is a histogram of that name with the buckets of the
-original's `log_consume_latency_histogram_seconds`. Counters end in `_total` (Prometheus naming,
-which prometheus_client applies): `log_analysis_consume_count_total`. The original's test
+"""The training-log intake's instruments: the original's three families (REFERENCE.md 3.3) and
+Lens's own. `log_consume_latency_seconds` is a summary with the original's quantiles over the
+last 10 minutes (client_golang's default window) and `log_consume_latency_histogram_seconds` the
+histogram with its buckets. Counters end in `_total` (Prometheus naming, which prometheus_client
+applies to every counter's sample): `log_analysis_consume_count_total`. The original's test
 series `gpu_utilization` (#29) is not made."""
 
 from __future__ import annotations
@@ -22,8 +22,14 @@ class IntakeMetrics:
         self._writes(metrics)
 
     def _originals(self, metrics: SelfMetrics) -> None:
-        self.latency = metrics.histogram(
+        self.latency = metrics.summary(
             "log_consume_latency_seconds",
+            "Seconds from a log record's time to its processing, by the node that logged it: "
+            "quantiles of the last 10 minutes.",
+            ("node",),
+        )
+        self.latency_histogram = metrics.histogram(
+            "log_consume_latency_histogram_seconds",
             "Seconds from a log record's time to its processing, by the node that logged it.",
             ("node",),
             buckets=LATENCY_BUCKETS,
@@ -84,8 +90,10 @@ class IntakeMetrics:
 
     def observe_latency(self, by_node: Mapping[str, Iterable[float]]) -> None:
         for node, latencies in by_node.items():
-            child = self.latency.labels(node or "unknown")
+            window = self.latency.labels(node or "unknown")
+            child = self.latency_histogram.labels(node or "unknown")
             for latency in latencies:
+                window.observe(max(latency, 0.0))
                 child.observe(max(latency, 0.0))
 
     def count_skipped(self, reasons: Mapping[str, int]) -> None:

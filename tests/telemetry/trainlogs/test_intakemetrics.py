@@ -1,5 +1,6 @@
-"""The intake's families: the original's two under their names (the latency one a histogram
-with the original's buckets), Lens's own, never the test series gpu_utilization (#29)."""
+"""The intake's families: the original's three under their names (the latency summary with its
+quantiles, the histogram with its buckets), Lens's own, never the test series gpu_utilization
+(#29)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ def test_the_originals_families_and_lenss_own() -> None:
     metrics = SelfMetrics(process=False)
     IntakeMetrics(metrics)
     declared = {family.name: family.type for family in metrics.declared}
-    assert declared["log_consume_latency_seconds"] == "histogram"
+    assert declared["log_consume_latency_seconds"] == "summary"
+    assert declared["log_consume_latency_histogram_seconds"] == "histogram"
     assert declared["log_analysis_consume_count_total"] == "counter"
     assert "gpu_utilization" not in declared
     assert all(name.startswith(("log_", "lens_trainlogs_")) for name in declared)
@@ -26,7 +28,7 @@ def test_latency_by_node_in_the_originals_buckets() -> None:
 
     def bucket(node: str, le: str) -> float | None:
         return metrics.registry.get_sample_value(
-            "log_consume_latency_seconds_bucket", {"node": node, "le": le}
+            "log_consume_latency_histogram_seconds_bucket", {"node": node, "le": le}
         )
 
     assert bucket("gpu-node-07", "0.1") == 1  # a record stamped after now counts as 0
@@ -37,12 +39,19 @@ def test_latency_by_node_in_the_originals_buckets() -> None:
     buckets = [
         line.split('le="')[1].split('"')[0]
         for line in text.splitlines()
-        if line.startswith("log_consume_latency_seconds_bucket") and 'node="unknown"' in line
+        if line.startswith("log_consume_latency_histogram_seconds_bucket")
+        and 'node="unknown"' in line
     ]
     assert buckets == [
         "0.1", "0.5", "1.0", "2.0", "3.0", "5.0", "8.0", "10.0", "15.0", "30.0", "60.0",
         "120.0", "300.0", "+Inf",
     ]  # fmt: skip
+    quantile = metrics.registry.get_sample_value
+    assert (
+        quantile("log_consume_latency_seconds", {"node": "gpu-node-07", "quantile": "0.5"}) == 0.3
+    )
+    assert quantile("log_consume_latency_seconds", {"node": "gpu-node-07", "quantile": "0.99"}) == 4
+    assert quantile("log_consume_latency_seconds_count", {"node": "gpu-node-07"}) == 3
 
 
 def test_skips_and_drops_by_reason() -> None:
