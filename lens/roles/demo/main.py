@@ -1,11 +1,12 @@
 """`lens demo`: `lens up` against a simulated cluster — the API emulator replaying a preset
 scenario (lens/sim/scenario/living.py), a node agent per simulated node (agents.py), the
-controller and the jobs watching the emulator, and the API with its dashboard marked as
+controller and the jobs watching the emulator, a log collector shipping what the training pods
+print to the jobs' log intake (logshipping.py), and the API with its dashboard marked as
 simulated — in one process on a fresh SQLite database under `directory`.
 
 `plan` gives the roles in the order they start: the cluster first, then the jobs (whose event
 server the agents stream to) and the controller (both pointed at the emulator once it exists),
-the agents, and last the API with the line announcing its URL. With `speed` above 1 the whole
+the agents, the log collector, and last the API with the line announcing its URL. With `speed` above 1 the whole
 process runs on a clock that many times faster (the cluster's time: an hour of cluster life in
 a minute at 60), and the dashboard reads its "now" from the API.
 """
@@ -19,10 +20,13 @@ from pathlib import Path
 from lens.roles.api import main as api_main
 from lens.roles.controller import main as controller_main
 from lens.roles.demo.agents import LOOPBACK, SimulatedAgents
+from lens.roles.demo.logshipping import LogShipper
 from lens.roles.jobs import main as jobs_main
+from lens.roles.jobs import telemetry
 from lens.roles.up import main as up_main
 from lens.runtime.config import Config, DatabaseConfig, KubeConfig
 from lens.runtime.launcher import Role
+from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.sim.scenario import spec
 from lens.sim.scenario.living import LivingCluster
@@ -31,6 +35,9 @@ from lens.sim.scenario.spec import Scenario
 
 # The presets a demo runs: "large" (1,000 nodes) would be a thousand agents in one process.
 PRESETS = ("small", "medium")
+
+
+SHIP_SECONDS = 2.0
 
 
 def clock(speed: float) -> ScaledClock:
@@ -76,6 +83,21 @@ class _Builds:
     def build_controller(self, config: Config, process: Process) -> controller_main.Controller:
         return controller_main.build(_with_kube(config, self.kube_url()), process)
 
+    def build_log_shipper(self, config: Config, process: Process) -> LogShipper:
+        if self.cluster is None:
+            raise RuntimeError("the simulated cluster is built before its log collector")
+        shipper = LogShipper(
+            self.cluster.player.truth,
+            clock=process.clock,
+            url=lambda: f"http://{LOOPBACK}:{process.http.port}{telemetry.LOGS_PATH}",
+        )
+        # Every 2 s of real time, whatever the speed (the cluster's clock drives the loop).
+        interval = max(SHIP_SECONDS, SHIP_SECONDS * self.speed)
+        process.add_loop(
+            Loop(name="simulated-log-shipping", interval_seconds=interval, run=shipper.ship)
+        )
+        return shipper
+
     def build_agents(self, config: Config, process: Process) -> SimulatedAgents:
         if self.cluster is None:
             raise RuntimeError("the simulated cluster is built before the agents")
@@ -110,6 +132,12 @@ class _Builds:
                 starting="simulated node agents starting",
                 sections=("node_agent",),
                 build=self.build_agents,
+            ),
+            Role(
+                name="simulated-log-collector",
+                starting="simulated log collector starting",
+                sections=(),
+                build=self.build_log_shipper,
             ),
             up_main.announced(wired, build=api),
         )

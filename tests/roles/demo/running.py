@@ -41,7 +41,7 @@ class RunningDemo:
             handle_signals=False,
         )
         built = launcher.assemble(planned.config, planned.roles, process=self.process)
-        cluster, _jobs, _controller, agents, api = built
+        cluster, _jobs, _controller, agents, _logs, api = built
         assert isinstance(cluster, LivingCluster) and isinstance(agents, SimulatedAgents)
         assert isinstance(api, Api)
         self.cluster, self.agents, self.api = cluster, agents, api

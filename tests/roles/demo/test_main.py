@@ -3,7 +3,9 @@ API showing the GPUs and pods the simulator enacted."""
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,14 @@ pytestmark = pytest.mark.slow_timeout
 def test_the_plan_runs_every_role_against_the_simulated_cluster(tmp_path: Path) -> None:
     planned = demo_main.plan(config(), preset="small", speed=60, directory=tmp_path)
     names = [role.name for role in planned.roles]
-    assert names == ["simulated-cluster", "jobs", "controller", "simulated-agents", "api"]
+    assert names == [
+        "simulated-cluster",
+        "jobs",
+        "controller",
+        "simulated-agents",
+        "simulated-log-collector",
+        "api",
+    ]
     wired = planned.config
     assert wired.database.url == f"sqlite:///{tmp_path / 'lens.db'}"
     assert (wired.jobs.grpc_host, wired.jobs.grpc_port, wired.jobs.lease) == ("127.0.0.1", 0, "")
@@ -102,5 +111,28 @@ def test_the_api_shows_the_gpus_and_pods_the_simulator_enacted(tmp_path: Path) -
             assert isinstance(overview, dict)
         about = demo.answer("/v1/about")
         assert isinstance(about, dict) and about["simulated"] and about["clock_rate"] == 1
+        _check_training(demo, deadline)
     finally:
         demo.stop()
+
+
+def _check_training(demo: RunningDemo, deadline: float) -> None:
+    """The training job's log lines, shipped to the intake, are its training performance."""
+    (job,) = {
+        h.workload for h in demo.cluster.player.truth.holds if h.workload.kind == "PyTorchJob"
+    }
+    end = round(time.time() * 1000) + 60_000
+    path = f"/v1/workloads/{job.uid}/trainingPerformance?start=0&end={end}"
+    while not (points := _bare(demo, path)):
+        assert time.monotonic() < deadline, "no training figures"
+        time.sleep(0.5)
+    metrics = {point["metric"] for point in points}
+    assert {"lm_loss", "tflops", "elapsed_time_per_iteration_ms", "current_iteration"} <= metrics
+    iterations = [p["value"] for p in points if p["metric"] == "current_iteration"]
+    assert iterations == list(range(1, len(iterations) + 1)), "each iteration once, in order"
+
+
+def _bare(demo: RunningDemo, path: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(demo.url + path.lstrip("/"), timeout=10) as response:
+        found: list[dict[str, Any]] = json.loads(response.read())
+        return found
