@@ -6,9 +6,9 @@ simulated — in one process on a fresh SQLite database under `directory`.
 
 `plan` gives the roles in the order they start: the cluster first, then the jobs (whose event
 server the agents stream to) and the controller (both pointed at the emulator once it exists),
-the agents, the log collector, and last the API with the line announcing its URL. With `speed` above 1 the whole
-process runs on a clock that many times faster (the cluster's time: an hour of cluster life in
-a minute at 60), and the dashboard reads its "now" from the API.
+the agents, the log collector, and last the API with the line announcing its URL. With `speed`
+above 1 the whole process runs on a clock that many times faster (the cluster's time: an hour
+of cluster life in a minute at 60), and the dashboard reads its "now" from the API.
 """
 
 from __future__ import annotations
