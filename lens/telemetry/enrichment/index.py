@@ -135,6 +135,10 @@ class EnrichmentIndex:
         pod = self._pods.get(uid)
         return pod.facts if pod is not None and pod.from_row else None
 
+    def live_pods(self) -> list[str]:
+        """The uids of the pods indexed as not ended."""
+        return [uid for uid, pod in self._pods.items() if not pod.facts.ended]
+
     def pods_under(self, top_uid: str) -> set[str]:
         return set(self._top_pods.get(top_uid, ()))
 

@@ -98,6 +98,7 @@ class IndexLoader:
         # Pods not to take in again from a row read a second time: evicted live ones (until a
         # newer row than their stamp), ended ones; uid -> (stamp, when noted).
         self._closed: dict[str, tuple[datetime.datetime, datetime.datetime]] = {}
+        self._rechecked: datetime.datetime | None = None  # when live pods were last read again
         self.expired_total = 0
         self.evicted_total = 0
 
@@ -160,6 +161,7 @@ class IndexLoader:
             index.put_pod(pod, now=min(now, pod.stamp) if pod.ended else now)
         expired, evicted = self._apply(index, read, now)
         self._shared.replace(index)
+        self._rechecked = now
         log.info("enrichment index loaded", extra={"pods": len(index)})
         return self._stats(read, first=True, expired=expired, evicted=evicted)
 
@@ -169,6 +171,9 @@ class IndexLoader:
         cluster, index = self._cluster, self._shared.peek()
         team_key = self._settings.team_label_key
         rows = reading.changed_pods(cluster, cursors["pods"])
+        live = self._recheck(index, now)
+        if live:
+            rows = list({p.uid: p for p in [*reading.pods_of(cluster, live), *rows]}.values())
         pods = [p for p in rows if self._admits(index, p, now)]
         fresh = [p.uid for p in pods if index.pod_facts(p.uid) is None]
         moved = [
@@ -184,7 +189,7 @@ class IndexLoader:
         containers = self._without_rows(
             containers, {*fresh, *(c.pod_uid for c in containers if index.has_pod(c.pod_uid))}
         )
-        containers += reading.containers_of(cluster, fresh)
+        containers += reading.containers_of(cluster, [*fresh, *live])
         containers = list({c.container_id: c for c in containers}.values())
         gpus, gone = reading.changed_gpus(cluster, cursors["gpus"])
         workloads = reading.changed_workloads(cluster, cursors["workloads"], team_key=team_key)
@@ -202,6 +207,14 @@ class IndexLoader:
             tops=tops,
             top_workloads=self._workloads(wanted),
         )
+
+    def _recheck(self, index: EnrichmentIndex, now: datetime.datetime) -> list[str]:
+        """The live pods to read again now (none until recheck_seconds have passed)."""
+        every = datetime.timedelta(seconds=self._settings.recheck_seconds)
+        if self._rechecked is not None and now - self._rechecked < every:
+            return []
+        self._rechecked = now
+        return index.live_pods()
 
     def _apply_changes(self, read: _Read, now: datetime.datetime) -> RefreshStats:
         with self._shared.changing() as index:

@@ -92,6 +92,15 @@ def changed_pods(cluster: str, since: Since) -> list[PodFacts]:
     return _pod_facts(_pods().where((pods.cluster == cluster) & _changed(pods, since)))
 
 
+def pods_of(cluster: str, uids: Iterable[str]) -> list[PodFacts]:
+    """The rows of these pods, whenever they were stamped."""
+    pods = models.GpuPod
+    found: list[PodFacts] = []
+    for chunk in _chunks(uids):
+        found += _pod_facts(_pods().where((pods.cluster == cluster) & pods.uid.in_(chunk)))
+    return found
+
+
 def _pods() -> peewee.ModelSelect[models.GpuPod]:
     pods = models.GpuPod
     return pods.select(

@@ -22,6 +22,10 @@ class EnrichmentSettings:
     max_pods: int = 50_000  # pods the index keeps at most; the ones past it are evicted
     ended_grace_seconds: float = 300.0  # an ended pod still names its GPUs this long
     overlap_seconds: float = 120.0  # each read goes back this far: writers stamp rows late
+    # And this often the rows of every pod indexed as live, and their containers, are read again
+    # whatever their stamps: an end written later than the overlap (a controller catching up
+    # after a restart stamps it with the pod's own finish time) is not missed for good.
+    recheck_seconds: float = 60.0
     team_label: str = "team"  # the label the team is written in ('' none)
     team_label_key: str = "team"  # the top-level workload's label holding it (jobs.team_label)
     # The original's output instead (REFERENCE.md 10.1): __name__ workload_<name> with pod_name,
@@ -35,6 +39,8 @@ class EnrichmentSettings:
             _refuse("ended_grace_seconds", "from 0 to 86400 seconds")
         if not 0 <= self.overlap_seconds <= 86_400:
             _refuse("overlap_seconds", "from 0 to 86400 seconds")
+        if not 1 <= self.recheck_seconds <= 86_400:
+            _refuse("recheck_seconds", "from 1 to 86400 seconds")
         if self.team_label and (
             not _LABEL_NAME.fullmatch(self.team_label) or self.team_label.startswith("__")
         ):

@@ -4,6 +4,8 @@ rescheduled to another node, rows stamped late, the bound on pods, pods no contr
 
 from __future__ import annotations
 
+import datetime
+
 import peewee
 
 from lens.containers.model import EventType
@@ -22,6 +24,8 @@ from tests.telemetry.enrichment.labcluster import (
 
 GRACE = 300.0  # EnrichmentSettings' default ended_grace_seconds
 OVERLAP = 120.0  # and overlap_seconds
+RECHECK = 60.0  # and recheck_seconds
+NO_RECHECK = 86_400.0  # for tests counting the rows a refresh reads
 
 GPU_0 = (("Hostname", "node-a"), ("gpu", "0"))  # trainer-0's
 GPU_3 = (("Hostname", "node-a"), ("gpu", "3"))  # nobody's
@@ -47,7 +51,7 @@ def quiet(lab: Lab) -> RefreshStats:
 
 
 def test_a_refresh_reads_only_the_rows_changed_since_the_last(db: peewee.Database) -> None:
-    lab = labcluster.build(db)
+    lab = labcluster.build(db, recheck_seconds=NO_RECHECK)
     first = lab.loader.refresh()
     # 3 pods, their 3 containers with devices, 8 GPUs, and the 2 top-level workloads.
     assert first.first and reads(first) == (3, 3, 8, 2)
@@ -64,7 +68,7 @@ def test_a_refresh_reads_only_the_rows_changed_since_the_last(db: peewee.Databas
 
 
 def test_rows_stamped_before_the_last_read_are_read_by_their_ids(db: peewee.Database) -> None:
-    lab = labcluster.build(db)
+    lab = labcluster.build(db, recheck_seconds=NO_RECHECK)
     lab.loader.refresh()
     quiet(lab)
     now = lab.clock.at
@@ -74,6 +78,31 @@ def test_rows_stamped_before_the_last_read_are_read_by_their_ids(db: peewee.Data
     lab.clock.at = now
     assert reads(lab.loader.refresh()) == (1, 1, 0, 0)
     assert added(lab, GPU_3) == {"pod": "late", "namespace": "ml", "pod_uid": "uid-late"}
+
+
+def test_live_pods_are_read_again_so_an_end_written_late_is_not_missed(
+    db: peewee.Database,
+) -> None:
+    lab = labcluster.build(db)
+    lab.loader.refresh()
+    finished_at = lab.clock.at
+    quiet(lab)
+    lab.clock.advance(600)
+    lab.loader.refresh()
+    now = lab.clock.at
+    # The controller catches up ten minutes late, stamping the row with the pod's finish time.
+    lab.clock.at = finished_at
+    lab.cluster.finish(lab.pods["trainer-0"])
+    lab.clock.at = now + datetime.timedelta(seconds=1)
+    stats = lab.loader.refresh()
+    assert reads(stats)[0] == 0, "the row is older than the overlap: not read as changed"
+    assert added(lab, GPU_0) == TRAINER_0
+    lab.clock.advance(RECHECK)
+    assert reads(lab.loader.refresh())[:2] == (3, 3), "the 3 live pods and their containers"
+    lab.clock.advance(GRACE)
+    assert lab.loader.refresh().expired == 1
+    assert added(lab, GPU_0) == {}
+    assert added(lab, AMD_GPU_2) == TRAINER_1
 
 
 def test_an_ended_pod_keeps_its_gpus_for_a_grace_then_goes(db: peewee.Database) -> None:
