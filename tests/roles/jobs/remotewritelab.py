@@ -7,13 +7,9 @@ with when it arrived and which workload labels it carried.
 from __future__ import annotations
 
 import dataclasses
-import json
 import queue
-import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from lens.proto._generated.prometheus import remote_pb2
@@ -30,6 +26,7 @@ from lens.runtime.config import (
 )
 from lens.runtime.process import Process
 from lens.sim.hosts.tree import HostTree
+from tests.prometheusserver import PrivatePrometheus
 from tests.telemetry.remotewrite.target import Target
 
 # The labels the enrichment adds (docs/telemetry.md), the team label under its default name.
@@ -79,45 +76,12 @@ class RunningAgent:
         assert self._codes == [0]
 
 
-class ForwardingPrometheus:
+def forwarding_prometheus(
+    directory: Path, *, port: int, agents: list[RunningAgent], write_url: str
+) -> PrivatePrometheus:
     """/usr/bin/prometheus scraping node agents every second and remote-writing everything it
     scrapes to `write_url` (remote write 1.0 in Prometheus 2.42) within half a second."""
-
-    def __init__(
-        self, directory: Path, *, port: int, agents: list[RunningAgent], write_url: str
-    ) -> None:
-        self.url = f"http://127.0.0.1:{port}"
-        config = directory / "prometheus.yml"
-        config.write_text(json.dumps(_config(agents, write_url), indent=1))  # JSON is YAML
-        self._log = (directory / "prometheus.log").open("wb")
-        self._process = subprocess.Popen(
-            [
-                "/usr/bin/prometheus",
-                f"--config.file={config}",
-                f"--storage.tsdb.path={directory / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-                "--log.level=warn",
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def ready(self) -> bool:
-        assert self._process.poll() is None, "prometheus exited; see prometheus.log"
-        try:
-            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as answer:
-                return bool(answer.status == 200)
-        except (urllib.error.URLError, ConnectionError):
-            return False
-
-    def stop(self) -> None:
-        self._process.terminate()
-        try:
-            self._process.wait(15)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(5)
-        self._log.close()
+    return PrivatePrometheus(directory, port=port, config=_config(agents, write_url))
 
 
 def _config(agents: list[RunningAgent], write_url: str) -> dict[str, object]:

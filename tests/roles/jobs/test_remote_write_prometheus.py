@@ -34,10 +34,10 @@ from tests.conftest import RunningJobs, StartJobs
 from tests.roles.jobs.remotewritelab import (
     Arrival,
     Arrivals,
-    ForwardingPrometheus,
     GpuKey,
     Labels,
     RunningAgent,
+    forwarding_prometheus,
     gpu_of,
 )
 from tests.telemetry.enrichment.clusterrows import Clock, LabCluster, workload_object
@@ -168,7 +168,7 @@ def chain(
             agents.append(RunningAgent(tree, clock))
             stack.callback(agents[-1].stop)
         write_url = f"http://127.0.0.1:{running.jobs.process.http.port}/api/v1/write"
-        prometheus = ForwardingPrometheus(
+        prometheus = forwarding_prometheus(
             tmp_path, port=free_port(), agents=agents, write_url=write_url
         )
         stack.callback(prometheus.stop)

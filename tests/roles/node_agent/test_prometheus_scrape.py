@@ -3,88 +3,18 @@ series it stores hold the values the simulator enacted: what a dashboard would s
 
 from __future__ import annotations
 
-import json
-import subprocess
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypedDict
 
 import pytest
 
 from lens.runtime.clock import FakeClock
 from lens.sim.hosts.tree import HostTree
+from tests.prometheusserver import PrivatePrometheus
 
 from .conftest import MakeAgent, Running
 
 pytestmark = pytest.mark.slow_timeout
-
-Vector = dict[str, float]  # one label's value -> the sample's value
-
-
-class Sample(TypedDict):
-    """One element of an instant vector in /api/v1/query's answer."""
-
-    metric: dict[str, str]
-    value: tuple[float, str]  # evaluation time, the value as text
-
-
-class PrivatePrometheus:
-    """/usr/bin/prometheus on a free port with its TSDB in a temporary folder."""
-
-    def __init__(self, directory: Path, *, port: int, target: str) -> None:
-        self.url = f"http://127.0.0.1:{port}"
-        config = directory / "prometheus.yml"
-        config.write_text(
-            "global: {scrape_interval: 1s, scrape_timeout: 1s}\n"
-            "scrape_configs:\n"
-            f"  - job_name: lens\n    static_configs: [{{targets: ['{target}']}}]\n"
-        )
-        self._log = (directory / "prometheus.log").open("wb")
-        self._process = subprocess.Popen(
-            [
-                "/usr/bin/prometheus",
-                f"--config.file={config}",
-                f"--storage.tsdb.path={directory / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-                "--log.level=warn",
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def ready(self) -> bool:
-        assert self._process.poll() is None, "prometheus exited; see prometheus.log"
-        try:
-            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as answer:
-                return bool(answer.status == 200)
-        except (urllib.error.URLError, ConnectionError):
-            return False
-
-    def query(self, promql: str) -> list[Sample]:
-        """The instant vector `promql` evaluates to now (/api/v1/query)."""
-        address = f"{self.url}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
-        with urllib.request.urlopen(address, timeout=5) as answer:
-            document = json.load(answer)
-        assert document["status"] == "success", document
-        assert document["data"]["resultType"] == "vector"
-        result: list[Sample] = document["data"]["result"]
-        return result
-
-    def values(self, promql: str, *, by: str) -> Vector:
-        """{value of label `by`: sample value} of the vector `promql` evaluates to."""
-        return {sample["metric"][by]: float(sample["value"][1]) for sample in self.query(promql)}
-
-    def stop(self) -> None:
-        self._process.terminate()
-        try:
-            self._process.wait(15)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(5)
-        self._log.close()
 
 
 @pytest.fixture
@@ -95,7 +25,13 @@ def scraping(
     started: list[PrivatePrometheus] = []
 
     def start(port: int) -> PrivatePrometheus:
-        server = PrivatePrometheus(tmp_path, port=free_port(), target=f"127.0.0.1:{port}")
+        config = {
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
+            "scrape_configs": [
+                {"job_name": "lens", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}
+            ],
+        }
+        server = PrivatePrometheus(tmp_path, port=free_port(), config=config)
         started.append(server)
         return server
 
