@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 
 import peewee
 
+from lens.containers.server.serving import TokenCheck
 from lens.roles.jobs.straggling import Stragglers
 from lens.runtime import errors, tokenfile
 from lens.runtime.config import Config, TelemetryConfig
-from lens.runtime.httpserver import Request, Response
+from lens.runtime.httpserver import Handler, Request, Response
 from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
@@ -43,13 +45,37 @@ _EXPANSION = 8
 
 def add(config: Config, process: Process, db: peewee.Database) -> None:
     """The intake routes and parts the telemetry section asks for."""
+    guard = _guard(config.telemetry)
     if config.telemetry.remote_write_url:
-        _add_remote_write(config, process, db)
+        for path, handler in _add_remote_write(config, process, db).items():
+            process.add_route(path, guard(handler), method="POST")
     if config.telemetry.logs_enabled:
-        _add_logs(config, process, db)
+        process.add_route(LOGS_PATH, guard(_add_logs(config, process, db)), method="POST")
 
 
-def _add_remote_write(config: Config, process: Process, db: peewee.Database) -> None:
+def _guard(telemetry: TelemetryConfig) -> Callable[[Handler], Handler]:
+    """Handlers answering 401 unless the request bears telemetry.token_file's token."""
+    if not telemetry.token_file:
+        return lambda handler: handler
+    check = TokenCheck(tokenfile.configured(telemetry.token_file, key="telemetry.token_file").read)
+
+    def guard(handler: Handler) -> Handler:
+        def guarded(request: Request) -> Response:
+            sent = request.header("authorization") or ""
+            if not check.allows((("authorization", sent),)):
+                return Response(
+                    status=401,
+                    body=json.dumps({"error": "a bearer token is required"}).encode(),
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+            return handler(request)
+
+        return guarded
+
+    return guard
+
+
+def _add_remote_write(config: Config, process: Process, db: peewee.Database) -> dict[str, Handler]:
     telemetry = config.telemetry
     settings = EnrichmentSettings(
         cluster=config.cluster.name,
@@ -79,8 +105,7 @@ def _add_remote_write(config: Config, process: Process, db: peewee.Database) -> 
         metrics=receiving.ReceiverMetrics(metrics),
         max_bytes=config.server.max_body_bytes * _EXPANSION,
     )
-    for path in receiving.PATHS:
-        process.add_route(path, receiver, method="POST")
+    return dict.fromkeys(receiving.PATHS, receiver)
 
 
 def _refresh(loader: IndexLoader, db: peewee.Database) -> RefreshStats:
@@ -145,7 +170,7 @@ def _forward_settings(telemetry: TelemetryConfig) -> ForwardSettings:
     )
 
 
-def _add_logs(config: Config, process: Process, db: peewee.Database) -> None:
+def _add_logs(config: Config, process: Process, db: peewee.Database) -> Handler:
     stragglers = Stragglers(config, process, db)
     intake = LogIntake(
         db,
@@ -177,7 +202,7 @@ def _add_logs(config: Config, process: Process, db: peewee.Database) -> None:
             return Response(status=503, body=answer.body, headers={"Retry-After": "5"})
         return _envelope(200, 2000, "OK", {"records": len(parsed.records)})
 
-    process.add_route(LOGS_PATH, take, method="POST")
+    return take
 
 
 def _envelope(status: int, code: int, message: str, data: object = None) -> Response:

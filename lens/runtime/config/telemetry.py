@@ -36,6 +36,12 @@ def _check_label_name(value: object) -> str | None:
 class TelemetryConfig:
     """Remote write and training logs into `lens jobs` (docs/telemetry.md)."""
 
+    token_file: str = setting(
+        "",
+        "File holding the bearer token every sender to the intake's routes must present "
+        "(Authorization: Bearer; re-read when it changes); empty: none asked for.",
+        path=True,
+    )
     remote_write_url: str = setting(
         "",
         "Remote-write endpoint the enriched series are forwarded to (Prometheus with "

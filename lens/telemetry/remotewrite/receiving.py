@@ -70,7 +70,8 @@ class Receiver:
         except BadRequest as exc:
             return self._refuse("bad_request", 400, str(exc), request)
         written = rewritten.samples + rewritten.histograms + rewritten.exemplars
-        if written and not self.forwarder.offer(rewritten.body, written):
+        # A request of metadata alone (Prometheus sends them apart) is forwarded too.
+        if rewritten.body and not self.forwarder.offer(rewritten.body, written):
             self.metrics.refused.labels("queue_full").inc()
             return Response(
                 status=503,

@@ -8,6 +8,7 @@ import http.client
 import json
 import queue
 from collections.abc import Callable
+from pathlib import Path
 
 import cramjam
 import pytest
@@ -201,3 +202,21 @@ def test_hostile_bodies_never_crash_the_server_nor_lose_stored_rows(
     connection.request("GET", "/healthz")
     assert connection.getresponse().status == 200
     connection.close()
+
+
+@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+def test_with_a_token_file_every_intake_route_asks_for_the_token(
+    start_jobs: Callable[..., object], target: Target, tmp_path: Path
+) -> None:
+    token = tmp_path / "intake-token"
+    token.write_text("s3cret\n")
+    running = start_jobs(
+        telemetry=TelemetryConfig(remote_write_url=target.url, token_file=str(token))
+    )
+    port = running.jobs.process.http.port  # type: ignore[attr-defined]
+    for path in ("/v1/logs", "/api/v1/write", "/v1/prometheus"):
+        status, body = _post(port, path, b"[]", {"Authorization": "Bearer wrong"})
+        assert (status, json.loads(body)) == (401, {"error": "a bearer token is required"})
+    assert _post(port, "/v1/logs", b"[]", {"Authorization": "Bearer s3cret"})[0] == 200
+    token.write_text("rotated\n")
+    assert _post(port, "/v1/logs", b"[]", {"Authorization": "Bearer rotated"})[0] == 200

@@ -141,3 +141,12 @@ def test_any_body_is_answered_204_400_415_or_503(body: bytes, content_type: str 
     unstarted = Running("http://127.0.0.1:9/write", queue_requests=1_000_000)
     for raw in (body, _snappy(body)):
         assert unstarted.post(raw, content_type).status in {204, 400, 415, 503}
+
+
+def test_a_request_of_metadata_alone_is_forwarded(running: Running, target: Target) -> None:
+    request = remote_pb2.WriteRequest()
+    request.metadata.add(type=2, metric_family_name="DCGM_FI_DEV_GPU_UTIL", help="GPU use.")
+    assert running.post(_snappy(request.SerializeToString())).status == 204
+    _, raw = target.received.get(timeout=5)
+    (metadata,) = remote_pb2.WriteRequest.FromString(raw).metadata
+    assert (metadata.metric_family_name, metadata.help) == ("DCGM_FI_DEV_GPU_UTIL", "GPU use.")
