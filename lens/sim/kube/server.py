@@ -13,6 +13,7 @@ import logging
 import random
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from lens.runtime.clock import Clock, SystemClock
 from lens.sim.kube.collecting import Collector
 from lens.sim.kube.faults import Faults
 from lens.sim.kube.handlers import Api, Reply
+from lens.sim.kube.recording import ApiRequest, RequestLog, parse_request
 from lens.sim.kube.resources import Registry, ResourceType
 from lens.sim.kube.status import ApiError
 from lens.sim.kube.store import Store
@@ -71,6 +73,9 @@ class KubeApiServer:
         self._thread: threading.Thread | None = None
         self._requests: collections.Counter[tuple[str, str]] = collections.Counter()
         self._requests_lock = threading.Lock()
+        self._log = RequestLog()
+        # A test's RBAC: what it refuses is answered 403 Forbidden, as the API server would.
+        self.authorizer: Callable[[ApiRequest], bool] | None = None
 
     def count_request(self, method: str, path: str, query: str) -> None:
         watching = method == "GET" and "watch=" in query and "watch=0" not in query
@@ -80,9 +85,29 @@ class KubeApiServer:
 
     def requests(self) -> collections.Counter[tuple[str, str]]:
         """The requests served so far by (method, path), WATCH for a GET that watches: what a
-        client under test asked of the API (benchmarks count them, RBAC tests check them)."""
+        client under test asked of the API (benchmarks count them; `recorded` says what each
+        was, as RBAC sees it)."""
         with self._requests_lock:
             return collections.Counter(self._requests)
+
+    def record_request(self, method: str, path: str, query: str) -> ApiRequest:
+        request = parse_request(method, path, query)
+        self._log.add(request)
+        return request
+
+    def recorded(self) -> collections.Counter[ApiRequest]:
+        """Every request served since the start (or `clear_recorded`), by its authorization
+        attributes (verb, group, resource, subresource, namespace, name), with its count."""
+        return self._log.recorded()
+
+    def clear_recorded(self) -> None:
+        self._log.clear()
+
+    def forbidden(self, request: ApiRequest) -> ApiError | None:
+        """The 403 a test's authorizer gives `request`, or None when it is allowed."""
+        if self.authorizer is None or self.authorizer(request):
+            return None
+        return ApiError(403, "Forbidden", f"forbidden: cannot {request.describe()}")
 
     @property
     def url(self) -> str:
@@ -195,9 +220,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         self.sim.count_request(method, parts.path, parts.query)
+        request = self.sim.record_request(method, parts.path, parts.query)
         try:
             if not self.sim.authorized(self.headers.get("Authorization")):
                 raise ApiError(401, "Unauthorized", "Unauthorized")
+            refused = self.sim.forbidden(request)
+            if refused is not None:
+                raise refused
             failure = self.sim.faults.take_failure(method, parts.path)
             if failure is not None:
                 raise failure
