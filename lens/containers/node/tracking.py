@@ -91,6 +91,10 @@ class ContainerTracker:
         # Exited containers containerd has since given a new task (/tasks/create): their next
         # start is a new run, not a late word of the one that ended.
         self._new_task: set[str] = set()
+        # Containers followed running whose task a listing no longer had, and when it first did:
+        # their exit is most likely still on its way as events (a task is deleted right after
+        # its exit), so one more listing waits for it before an exit is inferred.
+        self._taskless: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def containers(self) -> list[Container]:
@@ -142,7 +146,9 @@ class ContainerTracker:
         exit. An exit seen keeps its status and code; else the CRI plugin's status tells (an
         agent that was down knows nothing of its own). Without either, "no task" is Created only
         for a container seen created and never running; any other exited unseen, its code
-        unknown: never Created, which would step the stored lifecycle back."""
+        unknown: never Created, which would step the stored lifecycle back. One followed running
+        keeps running until a second listing without its task (its exit event, on its way, would
+        otherwise be told as a second exit: the inferred one without a code)."""
         known = self._live.get(container.id)
         if known is not None and (known.exited_at is not None or known.status == "Exit"):
             return dataclasses.replace(
@@ -164,6 +170,11 @@ class ContainerTracker:
             return container
         if known is not None and known.status == "Created" and status is None:
             return container
+        if known is not None and known.status == "Running":
+            if container.id not in self._taskless:
+                self._taskless[container.id] = now
+                return dataclasses.replace(container, status="Running")
+            now = self._taskless.pop(container.id)  # still no exit told: it exited unseen
         return dataclasses.replace(container, status="Exit", exit_code=None, exited_at=now)
 
     def _reconcile(self, container: Container) -> None:
@@ -203,6 +214,7 @@ class ContainerTracker:
             if known.exited_at is not None and not self._runs_again(container_id, time, known):
                 return  # a start told after the exit it preceded: the lifecycle never goes back
             self._new_task.discard(container_id)
+            self._taskless.pop(container_id, None)
             self._oom_killed.discard(container_id)
             self._started_at[container_id] = time
             known = dataclasses.replace(known, exit_code=None, exited_at=None)
@@ -231,6 +243,7 @@ class ContainerTracker:
         )
         self._live[changed.id] = changed
         self._new_task.discard(changed.id)
+        self._taskless.pop(changed.id, None)
         stamped = self._exit_stamp(changed.id, exited_at)
         self._report(EventType.EXITED, changed, stamped, exit_code=changed.exit_code)
 
@@ -259,6 +272,7 @@ class ContainerTracker:
         return exited_at if started_at is None else max(exited_at, started_at + 1e-6)
 
     def _deleted(self, container_id: str, time: float) -> None:
+        self._taskless.pop(container_id, None)
         self._oom_killed.discard(container_id)
         self._new_task.discard(container_id)
         self._started_at.pop(container_id, None)

@@ -306,10 +306,35 @@ def test_a_container_whose_exit_went_unseen_is_exited_with_its_code_unknown() ->
     del runtime.tasks["c1"]  # exited and deleted while the stream was down
     out.clear()
     tracker.resync(runtime, now=20.0)
+    assert not any(e.type is EventType.EXITED for e in _events(out)), "its exit may be on its way"
+    tracker.resync(runtime, now=80.0)
     exited = [e for e in _events(out) if e.type is EventType.EXITED]
     assert len(exited) == 1 and exited[0].exit_code is None
-    assert exited[0].container.status == "Exit" and exited[0].time == 20.0
+    assert exited[0].container.status == "Exit" and exited[0].time == 20.0, "first seen gone"
     assert all(e.container.status != "Created" for e in _events(out))
+
+
+def test_an_exit_told_after_a_listing_found_the_task_gone_is_told_once_with_its_code() -> None:
+    """The task is deleted right after the exit; a listing between the two, while the exit
+    event is still on its way, must not tell an exit of its own (it was told twice, the
+    inferred one without a code: seen under load in tests/roles/node_agent/test_tracking.py)."""
+    runtime, (tracker, out) = Runtime(), _tracker()
+    runtime.add("c1")
+    runtime.tasks["c1"] = TaskRecord(
+        container_id="c1", status="running", pid=7, exit_status=None, exited_at=None
+    )
+    tracker.resync(runtime, now=11.0)
+    del runtime.tasks["c1"]
+    tracker.resync(runtime, now=12.0)
+    tracker.handle(
+        RuntimeEvent(
+            topic="/tasks/exit", container_id="c1", time=12.1, exit_status=137, exited_at=11.9
+        ),
+        runtime,
+    )
+    tracker.resync(runtime, now=72.0)
+    exited = [e for e in _events(out) if e.type is EventType.EXITED]
+    assert [(e.time, e.exit_code) for e in exited] == [(11.9, 137)]
 
 
 def test_an_exit_without_a_status_leaves_the_code_unknown() -> None:
