@@ -29,6 +29,7 @@ def test_every_section_is_a_key_of_the_root() -> None:
         "controller",
         "metrics",
         "api",
+        "telemetry",
     }
 
 
