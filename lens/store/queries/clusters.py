@@ -1,38 +1,54 @@
 """A cluster's overview from its tables: GPU nodes healthy or faulty, idle or busy, GPUs
 allocated, utilization and storage, for the API's /v1/clusters/overview.
 
-Three queries, whatever the cluster's size (the original made 3 node LISTs, 3N node GETs and 2N
-kubelet calls per request, REFERENCE.md 15.3). GPUs held are the running GPU pods of `gpu_pods`,
-each pod counted once (the original counted a pod once per GPU container, 15.1 #1).
+Two queries, whatever the cluster's size (the original made 3 node LISTs, 3N node GETs and 2N
+kubelet calls per request, REFERENCE.md 15.3): the nodes counted by class in SQL, and the
+storage sums. GPUs held are the running GPU pods of `gpu_pods`, each pod counted once (the
+original counted a pod once per GPU container, 15.1 #1).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Any
 
 import peewee
 
-from lens.store import database, models
+from lens.store import models
 from lens.store.queries import storage
-from lens.store.queries.reading import reading
+from lens.store.queries.reading import reading, rows_built_once
 from lens.store.queries.storage import StorageTotals
 
 READY = "Ready"
 DELETED = "Deleted"  # a node that left the cluster keeps its row (kube/cluster/noderows.py)
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class NodeLoad:
-    """What the overview needs of one GPU node."""
+class Holding(enum.IntEnum):
+    """How many of a node's GPUs its running pods hold (the original's idle classes)."""
 
-    name: str
+    NO_GPUS = 0  # a node without GPUs: in no class
+    IDLE = 1  # none held
+    PARTIAL = 2  # some held
+    BUSY = 3  # every one held (pods asking more than the node has count as all)
+    NEITHER = 4  # fewer than none held: a negative sum, in no class either
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeClass:
+    """Nodes the overview counts alike, with the sums it needs of them: their status, whether
+    they are tainted and how many of their GPUs are held."""
+
     status: str
     tainted: bool
-    gpu_count: int
-    gpus_held: int
-    utilization_percent: float | None
+    holding: Holding
+    nodes: int
+    gpus: int  # the nodes' GPUs
+    held: int  # GPUs held, each node's at most its GPUs
+    reported_gpus: int  # GPUs of the nodes whose utilization is known
+    utilization_sum: float  # over those nodes, GPUs x utilization (percent)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,69 +76,105 @@ def is_tainted(taints: str) -> bool:
     return not isinstance(parsed, list) or len(parsed) > 0
 
 
-def summarize(nodes: Iterable[NodeLoad]) -> ClusterOverview:
+def summarize(classes: Iterable[NodeClass]) -> ClusterOverview:
     """The overview's node and GPU figures (pure)."""
-    loads = list(nodes)
-    faulty = sum(1 for n in loads if n.status != READY or n.tainted)
-    with_gpus = [n for n in loads if n.gpu_count > 0]
-    held = [min(n.gpus_held, n.gpu_count) for n in with_gpus]
-    total_gpus = sum(n.gpu_count for n in with_gpus)
-    reported = [n for n in with_gpus if n.utilization_percent is not None]
-    reported_gpus = sum(n.gpu_count for n in reported)
+    found = list(classes)
+    faulty = sum(c.nodes for c in found if c.status != READY or c.tainted)
+    with_gpus = [c for c in found if c.holding is not Holding.NO_GPUS]
+    total_gpus = sum(c.gpus for c in with_gpus)
+    held = sum(c.held for c in with_gpus)
+    reported_gpus = sum(c.reported_gpus for c in with_gpus)
     utilization = None
     if reported_gpus:
-        weighted = sum(n.gpu_count * (n.utilization_percent or 0.0) for n in reported)
-        utilization = weighted / reported_gpus
+        utilization = sum(c.utilization_sum for c in with_gpus) / reported_gpus
+
+    def nodes(holding: Holding) -> int:
+        return sum(c.nodes for c in found if c.holding is holding)
+
     return ClusterOverview(
-        total_nodes=len(loads),
-        healthy_nodes=len(loads) - faulty,
+        total_nodes=sum(c.nodes for c in found),
+        healthy_nodes=sum(c.nodes for c in found) - faulty,
         faulty_nodes=faulty,
-        fully_idle_nodes=sum(1 for h in held if h == 0),
-        partially_idle_nodes=sum(
-            1 for h, n in zip(held, with_gpus, strict=True) if 0 < h < n.gpu_count
-        ),
-        busy_nodes=sum(1 for h, n in zip(held, with_gpus, strict=True) if h == n.gpu_count),
+        fully_idle_nodes=nodes(Holding.IDLE),
+        partially_idle_nodes=nodes(Holding.PARTIAL),
+        busy_nodes=nodes(Holding.BUSY),
         total_gpus=total_gpus,
-        allocated_gpus=sum(held),
-        allocation_percent=100.0 * sum(held) / total_gpus if total_gpus else None,
+        allocated_gpus=held,
+        allocation_percent=100.0 * held / total_gpus if total_gpus else None,
         utilization_percent=utilization,
     )
 
 
-def _gpus_held(cluster: str) -> Mapping[str, int]:
+def _held_by_node(cluster: str) -> Any:
+    """GPUs held by each node's running pods, a pod counted once."""
     pod = models.GpuPod
-    query = (
-        pod.select(pod.node_name, peewee.fn.SUM(pod.gpu_allocated))
+    return (
+        pod.select(pod.node_name, peewee.fn.SUM(pod.gpu_allocated).alias("held"))
         .where((pod.cluster == cluster) & pod.running & ~pod.deleted)
         .group_by(pod.node_name)
-        .tuples()
+        .alias("held_by_node")
     )
-    return {str(node): int(held or 0) for node, held in database.tuple_rows(query)}
 
 
-def _node_loads(cluster: str) -> list[NodeLoad]:
-    node = models.Node
-    query = (
-        node.select(node.name, node.status, node.taints, node.gpu_count, node.gpu_utilization)
+def _classes_query(cluster: str) -> Any:
+    """The cluster's nodes (but those deleted) counted in SQL by status, taints text and
+    holding: a few rows whatever the cluster's size, where reading every node's row made the
+    overview's cost grow with the nodes (PERFORMANCE.md, `bench api`)."""
+    node, held_by_node = models.Node, _held_by_node(cluster)
+    gpus = node.gpu_count
+    held = peewee.fn.COALESCE(held_by_node.c.held, 0)
+    capped = peewee.Case(None, [(held < gpus, held)], gpus)
+    holding = peewee.Case(
+        None,
+        [
+            (gpus <= 0, Holding.NO_GPUS.value),
+            (capped == 0, Holding.IDLE.value),
+            (capped == gpus, Holding.BUSY.value),
+            (capped > 0, Holding.PARTIAL.value),
+        ],
+        Holding.NEITHER.value,
+    )
+    known = node.gpu_utilization.is_null(False)
+    return (
+        node.select(
+            node.status,
+            node.taints,
+            holding,
+            peewee.fn.COUNT(peewee.SQL("*")),
+            peewee.fn.SUM(gpus),
+            peewee.fn.SUM(capped),
+            peewee.fn.SUM(peewee.Case(None, [(known, gpus)], 0)),
+            peewee.fn.SUM(peewee.Case(None, [(known, gpus * node.gpu_utilization)], None)),
+        )
+        .join(held_by_node, peewee.JOIN.LEFT_OUTER, on=(held_by_node.c.node_name == node.name))
         .where((node.cluster == cluster) & (node.status != DELETED))
+        # By position: the CASE's bound values would make it another expression to some
+        # engines when spelled out again.
+        .group_by(peewee.SQL("1"), peewee.SQL("2"), peewee.SQL("3"))
         .tuples()
     )
-    held = _gpus_held(cluster)
+
+
+def _classes(db: peewee.Database, cluster: str) -> list[NodeClass]:
     return [
-        NodeLoad(
-            name=str(name),
+        NodeClass(
             status=str(status),
             tainted=is_tainted(str(taints)),
-            gpu_count=int(gpu_count),
-            gpus_held=held.get(str(name), 0),
-            utilization_percent=utilization,
+            holding=Holding(int(kind)),
+            nodes=int(count),
+            gpus=int(total or 0),
+            held=int(taken or 0),
+            reported_gpus=int(reported or 0),
+            utilization_sum=float(weighted or 0.0),
         )
-        for name, status, taints, gpu_count, utilization in database.tuple_rows(query)
+        for status, taints, kind, count, total, taken, reported, weighted in rows_built_once(
+            db, _classes_query, cluster
+        )
     ]
 
 
 def overview(db: peewee.Database, *, cluster: str) -> ClusterOverview:
     """`cluster`'s overview now; every figure 0 or None for a cluster with no rows."""
     with reading(db):
-        figures = summarize(_node_loads(cluster))
-        return dataclasses.replace(figures, storage=storage.summed(cluster))
+        figures = summarize(_classes(db, cluster))
+        return dataclasses.replace(figures, storage=storage.summed(db, cluster))

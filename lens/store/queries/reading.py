@@ -1,12 +1,13 @@
 """The frame of every read query: a connection held for its duration, driver errors turned into
-StoreError, and text patterns that match literally (the other modules of store/queries/ use it).
+StoreError, text patterns that match literally, and queries whose SQL is built once (the other
+modules of store/queries/ use it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 import peewee
@@ -64,3 +65,35 @@ def contains(field: peewee.Field[Any], text: str) -> peewee.ColumnBase:
             peewee.SQL(f"ESCAPE '{_ESCAPE}'"),
         )
     )
+
+
+# The SQL built, kept on the database object itself: it is the database's dialect and bound
+# models that the text depends on, and the cache goes with the database (no module state).
+_BUILT = "_lens_built_sql"
+_MAX_BUILT = 256
+
+
+def _built(
+    db: peewee.Database, build: Callable[..., Any], args: tuple[Hashable, ...]
+) -> tuple[str, tuple[object, ...]]:
+    cache: dict[object, tuple[str, tuple[object, ...]]] = db.__dict__.setdefault(_BUILT, {})
+    key = (build, args)
+    found = cache.get(key)
+    if found is None:
+        if len(cache) >= _MAX_BUILT:
+            cache.clear()
+        sql, params = build(*args).sql()
+        found = cache[key] = (str(sql), tuple(params))
+    return found
+
+
+def rows_built_once(
+    db: peewee.Database, build: Callable[..., Any], *args: Hashable
+) -> list[tuple[Any, ...]]:
+    """The rows of the query `build(*args)` makes (of models bound to `db`), within a `reading`
+    of the caller. Its SQL is built once per database, `build` and arguments, then only run:
+    for small queries asked often, whose building in peewee costs about what running them
+    does (the cluster overview, PERFORMANCE.md `bench api`). `build` may depend on nothing but
+    its arguments; the rows are the driver's values, without peewee's conversions."""
+    sql, params = _built(db, build, args)
+    return [tuple(row) for row in database.execute(db, sql, params).fetchall()]

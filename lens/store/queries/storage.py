@@ -10,8 +10,8 @@ from typing import Any
 
 import peewee
 
-from lens.store import database, models
-from lens.store.queries.reading import reading
+from lens.store import models
+from lens.store.queries.reading import reading, rows_built_once
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,10 +43,9 @@ def _percent(part: object, whole: object) -> float | None:
     return 100.0 * float(str(part)) / float(str(whole))
 
 
-def summed(cluster: str) -> StorageTotals:
-    """`cluster`'s sums over its backends not deleted, within a `reading` of the caller."""
+def _sums_query(cluster: str) -> Any:
     storage = models.Storage
-    query = (
+    return (
         storage.select(
             peewee.fn.SUM(storage.capacity_bytes),
             peewee.fn.SUM(storage.used_bytes),
@@ -58,7 +57,12 @@ def summed(cluster: str) -> StorageTotals:
         .where((storage.cluster == cluster) & storage.deleted_at.is_null())
         .tuples()
     )
-    sums = next(iter(database.tuple_rows(query)))
+
+
+def summed(db: peewee.Database, cluster: str) -> StorageTotals:
+    """`cluster`'s sums over its backends not deleted, within a `reading` of the caller (its
+    SQL built once: the overview asks for it on every request)."""
+    sums = rows_built_once(db, _sums_query, cluster)[0]
     total, used, inodes, used_inodes = (None if s is None else int(s) for s in sums[:4])
     return StorageTotals(
         total_bytes=total,
@@ -73,4 +77,4 @@ def summed(cluster: str) -> StorageTotals:
 def storage_totals(db: peewee.Database, *, cluster: str) -> StorageTotals:
     """`cluster`'s storage sums (every figure None for a cluster with no backend)."""
     with reading(db):
-        return summed(cluster)
+        return summed(db, cluster)

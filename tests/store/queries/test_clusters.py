@@ -1,5 +1,6 @@
 """The overview's figures: faulty and idle classes by the original's rules (15.1 #1: a pod once),
-GPU-weighted utilization, storage sums with unknown left unknown."""
+GPU-weighted utilization, storage sums with unknown left unknown; the nodes counted in SQL
+on every engine."""
 
 from __future__ import annotations
 
@@ -7,22 +8,24 @@ import peewee
 import pytest
 
 from lens.store.queries import clusters
-from lens.store.queries.clusters import NodeLoad
+from lens.store.queries.clusters import Holding, NodeClass
 from lens.store.queries.storage import StorageTotals
 from tests.roles.api.conftest import CLUSTER, node, pod, write_nodes, write_pods
 
 
-def _load(name: str, **values: object) -> NodeLoad:
+def _class(holding: Holding, **values: object) -> NodeClass:
     fields: dict[str, object] = {
-        "name": name,
         "status": "Ready",
         "tainted": False,
-        "gpu_count": 8,
-        "gpus_held": 0,
-        "utilization_percent": None,
+        "holding": holding,
+        "nodes": 1,
+        "gpus": 8,
+        "held": 0,
+        "reported_gpus": 0,
+        "utilization_sum": 0.0,
         **values,
     }
-    return NodeLoad(**fields)  # type: ignore[arg-type]
+    return NodeClass(**fields)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -36,30 +39,32 @@ def test_taints(taints: str, tainted: bool) -> None:
 def test_summarize_by_the_originals_rules() -> None:
     figures = clusters.summarize(
         [
-            _load("busy", gpus_held=8, utilization_percent=90.0),
-            _load("half", gpus_held=4, utilization_percent=30.0, tainted=True),
-            _load("idle", status="NotReady"),
-            _load("cpu-only", gpu_count=0),
-            _load("over", gpu_count=4, gpus_held=6, utilization_percent=50.0),
+            _class(
+                Holding.BUSY, nodes=2, gpus=12, held=12, reported_gpus=12, utilization_sum=920.0
+            ),
+            _class(Holding.PARTIAL, held=4, reported_gpus=8, utilization_sum=240.0, tainted=True),
+            _class(Holding.IDLE, status="NotReady"),
+            _class(Holding.NO_GPUS, gpus=0, reported_gpus=2, utilization_sum=100.0),
+            _class(Holding.NEITHER, gpus=8, held=-1),
         ]
     )
-    assert figures.total_nodes == 5
-    assert (figures.healthy_nodes, figures.faulty_nodes) == (3, 2)
+    assert figures.total_nodes == 6
+    assert (figures.healthy_nodes, figures.faulty_nodes) == (4, 2)
     assert (figures.busy_nodes, figures.partially_idle_nodes, figures.fully_idle_nodes) == (
         2,
         1,
         1,
     )
-    assert (figures.total_gpus, figures.allocated_gpus) == (28, 8 + 4 + 4)
-    assert figures.allocation_percent == pytest.approx(100 * 16 / 28)
-    # GPU-weighted over the nodes that reported: (8*90 + 8*30 + 4*50) / 20
-    assert figures.utilization_percent == pytest.approx((720 + 240 + 200) / 20)
+    # A node without GPUs adds none of its figures; one holding fewer than none adds its GPUs.
+    assert (figures.total_gpus, figures.allocated_gpus) == (36, 12 + 4 - 1)
+    assert figures.allocation_percent == pytest.approx(100 * 15 / 36)
+    assert figures.utilization_percent == pytest.approx((920 + 240) / 20)
 
 
 def test_nothing_known_is_none_not_zero() -> None:
     empty = clusters.summarize([])
     assert empty.allocation_percent is None and empty.utilization_percent is None
-    assert clusters.summarize([_load("a")]).utilization_percent is None
+    assert clusters.summarize([_class(Holding.IDLE)]).utilization_percent is None
 
 
 def test_overview_from_the_tables(db: peewee.Database) -> None:
@@ -71,3 +76,40 @@ def test_overview_from_the_tables(db: peewee.Database) -> None:
     assert (figures.allocated_gpus, figures.total_gpus) == (3, 16)
     assert figures.storage == StorageTotals()  # no storage rows: unknown
     assert clusters.overview(db, cluster="other") == clusters.ClusterOverview()
+
+
+def test_the_tables_counted_by_the_originals_rules(db: peewee.Database) -> None:
+    """Every class of node and pod, counted in SQL: each figure worked out by hand."""
+    write_nodes(
+        db,
+        node("busy", gpu_utilization=90.0),
+        node("half", gpu_utilization=30.0, taints='[{"key": "k", "effect": "NoSchedule"}]'),
+        node("down", status="NotReady", k8s_status="NotReady"),
+        node("cpu-only", gpu_count=0, gpu_utilization=10.0),
+        node("over", gpu_count=4, gpu_utilization=50.0),
+        node("odd", taints="{"),  # taints that cannot be read: not called healthy
+        node("gone", status="Deleted", gpu_utilization=99.0),
+        node("spare", gpu_utilization=0.0),
+    )
+    write_pods(
+        db,
+        pod("b", node_name="busy", gpus=8),
+        pod("h", node_name="half", gpus=4),
+        pod("o1", node_name="over", gpus=4),
+        pod("o2", node_name="over", gpus=2),  # more than the node has: all of it held
+        pod("x", node_name="odd", gpus=8, phase="Succeeded"),  # ended: holds nothing
+        pod("g", node_name="gone", gpus=2),
+        pod("n", node_name="nowhere", gpus=1),  # on no node of the table
+    )
+    figures = clusters.overview(db, cluster=CLUSTER)
+    assert figures.total_nodes == 7
+    assert (figures.healthy_nodes, figures.faulty_nodes) == (4, 3)  # half, down, odd
+    assert (figures.busy_nodes, figures.partially_idle_nodes, figures.fully_idle_nodes) == (
+        2,  # busy, over
+        1,  # half
+        3,  # down, odd, spare
+    )
+    assert (figures.total_gpus, figures.allocated_gpus) == (8 * 5 + 4, 8 + 4 + 4)
+    assert figures.allocation_percent == pytest.approx(100 * 16 / 44)
+    # GPU-weighted over the nodes with GPUs that reported: busy, half, over and spare.
+    assert figures.utilization_percent == pytest.approx((8 * 90 + 8 * 30 + 4 * 50 + 0) / 28)

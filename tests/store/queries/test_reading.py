@@ -1,9 +1,11 @@
-"""The frame of read queries: pages from page numbers, a failing driver as StoreError, and
-`contains` matching `%`, `_` and the escape literally on every engine."""
+"""The frame of read queries: pages from page numbers, a failing driver as StoreError,
+`contains` matching `%`, `_` and the escape literally on every engine, and queries built once
+and run each time."""
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import peewee
 import pytest
@@ -12,7 +14,7 @@ from lens.runtime import errors
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models
 from lens.store.queries import nodes
-from lens.store.queries.reading import Page, contains, reading
+from lens.store.queries.reading import Page, contains, reading, rows_built_once
 from tests.conftest import close_all
 from tests.roles.api.conftest import CLUSTER, node, write_nodes
 
@@ -74,3 +76,23 @@ def test_every_pooled_connection_busy_is_a_store_error(empty_database_url: str) 
         release.set()
         holder.join(10)
         close_all(busy)
+
+
+def test_a_query_is_built_once_and_run_anew_each_time(db: peewee.Database) -> None:
+    built: list[str] = []
+
+    def names(cluster: str) -> Any:
+        built.append(cluster)
+        table = models.Node
+        return (
+            table.select(table.name).where(table.cluster == cluster).order_by(table.name).tuples()
+        )
+
+    write_nodes(db, node("a"), node("b"))
+    with reading(db):
+        assert rows_built_once(db, names, CLUSTER) == [("a",), ("b",)]
+    write_nodes(db, node("c"))
+    with reading(db):
+        assert rows_built_once(db, names, CLUSTER) == [("a",), ("b",), ("c",)]  # rows of now
+        assert rows_built_once(db, names, "other") == []
+    assert built == [CLUSTER, "other"]
