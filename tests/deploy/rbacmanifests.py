@@ -6,40 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-KUSTOMIZE = ROOT / "deploy" / "kustomize"
+from tests.deploy.rendering import KUSTOMIZE, ROOT, Document
+
 RBAC_DIR = KUSTOMIZE / "base" / "rbac"
 RBAC_FILES = ("controller.yaml", "jobs.yaml", "api.yaml", "node-agent.yaml")
 WHY = "# why:"
 POD_NAME = "lens-pod-0"  # what a pod's metadata.name gives the environment here
-
-Document = dict[str, Any]
-
-
-def render(directory: Path) -> list[Document]:
-    """`kubectl kustomize DIRECTORY`, as documents."""
-    done = subprocess.run(
-        ["kubectl", "kustomize", str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, f"kubectl kustomize {directory}: {done.stderr}"
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
-
-
-def overlays() -> dict[str, Path]:
-    """Every overlay (a directory with a kustomization.yaml), by name."""
-    found = sorted((KUSTOMIZE / "overlays").glob("*/kustomization.yaml"))
-    return {path.parent.name: path.parent for path in found}
 
 
 def namespace_of(documents: list[Document], service_account: str) -> str | None:

@@ -18,9 +18,9 @@ from lens.roles.node_agent import main as node_agent_main
 from lens.runtime.config import ControllerConfig, JobsConfig
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kube.recording import ApiRequest
-from tests.deploy import agentrun, apirun, controllerrun, jobsrun, rbacmanifests
-from tests.deploy.rbacmanifests import Document
+from tests.deploy import agentrun, apirun, controllerrun, jobsrun, rbacmanifests, rendering
 from tests.deploy.rbacrules import Grant, Rbac, Rule, allowing, atom_of
+from tests.deploy.rendering import Document
 from tests.deploy.roleruns import Recorded, Requests, Settings, split
 
 pytestmark = pytest.mark.slow_timeout
@@ -70,11 +70,11 @@ def _storage_secrets_binding(namespace: str) -> Document:
 
 @pytest.fixture(scope="module")
 def overlays() -> list[Overlay]:
-    found = rbacmanifests.overlays()
+    found = rendering.overlays()
     assert found, "no overlay under deploy/kustomize/overlays"
     rendered = []
     for name, path in found.items():
-        documents = rbacmanifests.render(path)
+        documents = rendering.render(path)
         namespaces = {rbacmanifests.namespace_of(documents, a) for a in ACCOUNTS.values()}
         namespaces.discard(None)
         assert len(namespaces) == 1, f"{name}: Lens's ServiceAccounts in {namespaces}"

@@ -5,8 +5,8 @@ subresources, resourceNames, wildcards, non-resource URLs and the default discov
 from __future__ import annotations
 
 from lens.sim.kube.recording import ApiRequest
-from tests.deploy.rbacmanifests import Document
 from tests.deploy.rbacrules import Rbac, Rule, allowing
+from tests.deploy.rendering import Document
 
 
 def _binding(kind: str, name: str, role: tuple[str, str], namespace: str = "") -> Document:
