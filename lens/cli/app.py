@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 import lens
-from lens.cli import configuring, database, demo, diagnostics, docs, roles, simulators
+from lens.cli import configuring, database, demo, diagnostics, docs, roles, simulators, tuning
 
 app = typer.Typer(
     name="lens",
@@ -23,6 +23,7 @@ app.add_typer(roles.controller_app, name="controller")
 app.add_typer(database.db_app, name="db")
 app.add_typer(docs.docs_app, name="docs")
 app.add_typer(simulators.sim_app, name="sim")
+app.add_typer(tuning.tune_app, name="tune")
 
 
 @app.command()

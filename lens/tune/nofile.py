@@ -1,0 +1,172 @@
+"""The open-file limit (nofile) as each place on the host sets it, read-only: pam_limits'
+limits.conf and limits.d (login sessions), systemd's DefaultLimitNOFILE (every service) and
+containerd's LimitNOFILE (its containers). `planning.py` compares them with the policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from lens.runtime import errors
+
+# RLIM_INFINITY: what "unlimited" and "infinity" mean.
+UNLIMITED = 2**64 - 1
+
+LIMITS_CONF = "etc/security/limits.conf"
+LIMITS_DIR = "etc/security/limits.d"
+SYSTEM_CONF = "etc/systemd/system.conf"
+SYSTEM_CONF_DIRS = ("usr/lib/systemd/system.conf.d", "run/systemd/system.conf.d",
+                    "etc/systemd/system.conf.d")  # fmt: skip
+CONTAINERD_UNITS = ("usr/lib/systemd/system", "lib/systemd/system", "etc/systemd/system")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NofileSetting:
+    """The soft and hard nofile one place gives (None: it sets none)."""
+
+    place: str
+    soft: int | None
+    hard: int | None
+
+
+def parse_limit(text: str, *, source: str) -> int:
+    """One limit value: an integer, or unlimited/infinity (-1 in limits.conf)."""
+    value = text.strip()
+    if value.lower() in ("unlimited", "infinity", "-1"):
+        return UNLIMITED
+    if not value.isascii() or not value.isdigit():
+        raise errors.ConfigError(source=source, key="", expected=f"a limit, got {value!r}")
+    return int(value)
+
+
+def parse_limits_conf(text: str, *, source: str) -> tuple[int | None, int | None]:
+    """The soft and hard nofile that `*` gets in one limits.conf-style file (the last wins)."""
+    soft: int | None = None
+    hard: int | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = line.split()
+        where = f"{source}:{number}"
+        if len(fields) != 4 or fields[1] not in ("soft", "hard", "-"):
+            raise errors.ConfigError(
+                source=where, key="", expected="a line '<domain> <soft|hard|-> <item> <value>'"
+            )
+        domain, kind, item, value = fields
+        if domain != "*" or item != "nofile":
+            continue
+        limit = parse_limit(value, source=where)
+        soft = limit if kind in ("soft", "-") else soft
+        hard = limit if kind in ("hard", "-") else hard
+    return soft, hard
+
+
+def parse_unit_limit(text: str, *, source: str, section: str, key: str) -> tuple[str, int] | None:
+    """The last `key=` value in `[section]` of a systemd ini-style file, unparsed, and its
+    line number."""
+    current = ""
+    found: tuple[str, int] | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1].strip()
+            continue
+        name, equals, value = line.partition("=")
+        if not equals or not current:
+            raise errors.ConfigError(
+                source=f"{source}:{number}", key="", expected="a line 'Key=value' in a [section]"
+            )
+        if current == section and name.strip() == key:
+            found = value.strip(), number
+    return found
+
+
+def parse_soft_hard(text: str, *, source: str) -> tuple[int, int]:
+    """systemd's `LimitNOFILE=`: `n` (both) or `soft:hard`."""
+    soft, colon, hard = text.partition(":")
+    low = parse_limit(soft, source=source)
+    return low, parse_limit(hard, source=source) if colon else low
+
+
+def read_limits_conf(root: Path) -> NofileSetting:
+    """limits.conf and then limits.d/*.conf, in name order, as pam_limits reads them."""
+    paths = [root / LIMITS_CONF, *_conf_files(root / LIMITS_DIR)]
+    soft: int | None = None
+    hard: int | None = None
+    for path in paths:
+        text = _read(path)
+        if text is not None:
+            one_soft, one_hard = parse_limits_conf(text, source=str(path))
+            soft = soft if one_soft is None else one_soft
+            hard = hard if one_hard is None else one_hard
+    return NofileSetting(place="limits.conf", soft=soft, hard=hard)
+
+
+def read_systemd_default(root: Path) -> NofileSetting:
+    """DefaultLimitNOFILE from system.conf and its drop-ins (later names win)."""
+    chosen: dict[str, Path] = {}
+    for folder in SYSTEM_CONF_DIRS:
+        chosen.update((path.name, path) for path in _conf_files(root / folder))
+    paths = [root / SYSTEM_CONF, *(chosen[name] for name in sorted(chosen))]
+    return _unit_setting(paths, place="systemd", section="Manager", key="DefaultLimitNOFILE")
+
+
+def read_containerd(root: Path) -> NofileSetting | None:
+    """containerd.service's LimitNOFILE with its drop-ins; None when no unit is installed."""
+    units = [root / folder / "containerd.service" for folder in CONTAINERD_UNITS]
+    present = [unit for unit in units if unit.is_file()]
+    if not present:
+        return None
+    dropins = [
+        path
+        for folder in CONTAINERD_UNITS
+        for path in _conf_files(root / folder / "containerd.service.d")
+    ]
+    paths = [present[-1], *sorted(dropins, key=lambda path: path.name)]
+    return _unit_setting(paths, place="containerd", section="Service", key="LimitNOFILE")
+
+
+def read_all(root: Path) -> tuple[NofileSetting, ...]:
+    """Every place that sets nofile on the host."""
+    places = [read_systemd_default(root), read_limits_conf(root)]
+    containerd = read_containerd(root)
+    return tuple(places if containerd is None else [*places, containerd])
+
+
+def _unit_setting(paths: list[Path], *, place: str, section: str, key: str) -> NofileSetting:
+    soft: int | None = None
+    hard: int | None = None
+    for path in paths:
+        text = _read(path)
+        if text is None:
+            continue
+        found = parse_unit_limit(text, source=str(path), section=section, key=key)
+        if found is None:
+            continue
+        value, number = found
+        if value:
+            soft, hard = parse_soft_hard(value, source=f"{path}:{number}: {key}")
+        else:  # systemd: an empty assignment resets to the default
+            soft = hard = None
+    return NofileSetting(place=place, soft=soft, hard=hard)
+
+
+def _conf_files(directory: Path) -> list[Path]:
+    try:
+        return sorted(path for path in directory.glob("*.conf") if path.is_file())
+    except OSError:
+        return []
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, None when it does not exist."""
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise errors.SourceError(f"{path}: cannot read ({exc.strerror})") from None

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from lens.cli import app
+
+from .conftest import ARGV_TEXT, assert_no_traceback, assert_one_line, run_lens
+
+
+def _host(tmp_path: Path, *, max_map_count: int, nofile: int) -> Path:
+    root = tmp_path / "host"
+    files = {
+        "proc/sys/vm/max_map_count": f"{max_map_count}\n",
+        "proc/sys/kernel/numa_balancing": "1\n",
+        "etc/security/limits.conf": f"* soft nofile {nofile}\n* hard nofile {nofile}\n",
+        "etc/systemd/system.conf": f"[Manager]\nDefaultLimitNOFILE={nofile}\n",
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+def test_a_tuned_node_is_in_sync_and_exits_0(tmp_path: Path) -> None:
+    root = _host(tmp_path, max_map_count=262144, nofile=131072)
+    result = run_lens("tune", "check", "--host-root", str(root))
+    assert result.returncode == 0, result.stderr
+    assert "vm.max_map_count" in result.stdout and "≥ 262144" in result.stdout
+
+
+def test_drift_exits_1_and_json_names_each_parameter(tmp_path: Path) -> None:
+    root = _host(tmp_path, max_map_count=65530, nofile=131072)
+    result = run_lens("tune", "check", "--host-root", str(root), "--json")
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["in_sync"] is False
+    assert document["parameters"][0] == {
+        "name": "vm.max_map_count",
+        "place": "live",
+        "mode": "at_least",
+        "desired": "262144",
+        "actual": "65530",
+        "in_sync": False,
+    }
+    assert {(p["place"], p["name"]) for p in document["parameters"][1:]} == {
+        (place, f"nofile {which}")
+        for place in ("systemd", "limits.conf")
+        for which in ("soft", "hard")
+    }
+
+
+def test_node_labels_select_a_profile(tmp_path: Path) -> None:
+    root = _host(tmp_path, max_map_count=262144, nofile=131072)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "profiles:\n- name: gpu\n  match: {amd.com/gpu: present}\n"
+        "  sysctls: {kernel.numa_balancing: {exactly: 0}}\n"
+    )
+    plain = run_lens("tune", "check", "--host-root", str(root), "--policy", str(policy))
+    assert plain.returncode == 0, plain.stderr
+    args = ("--policy", str(policy), "--node-labels", "amd.com/gpu=present", "--json")
+    gpu = run_lens("tune", "check", "--host-root", str(root), *args)
+    assert gpu.returncode == 1
+    drifted = [p["name"] for p in json.loads(gpu.stdout)["parameters"] if not p["in_sync"]]
+    assert drifted == ["kernel.numa_balancing"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("sysctls: {vm.nope: {exactly: 1}}\n", "sysctls.vm.nope: a sysctl this kernel offers"),
+        ("sysctls: {vm.max_map_count: {at_least: many}}\n", "sysctls.vm.max_map_count: integers"),
+        ("nofile: {at_least: -5}\n", "nofile: an integer from 1 to 2147483584"),
+    ],
+)
+def test_a_bad_policy_is_one_line_and_exit_2(tmp_path: Path, policy: str, expected: str) -> None:
+    root = _host(tmp_path, max_map_count=262144, nofile=131072)
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy)
+    result = run_lens("tune", "check", "--host-root", str(root), "--policy", str(path))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"lens: config error: {path}: {expected}")
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+def test_an_unparsable_host_file_is_exit_2_naming_file_and_line(tmp_path: Path) -> None:
+    root = _host(tmp_path, max_map_count=262144, nofile=131072)
+    (root / "etc/security/limits.conf").write_text("* soft nofile 131072\n* hard nofile\n")
+    result = run_lens("tune", "check", "--host-root", str(root))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"lens: config error: {root}/etc/security/limits.conf:2: "
+        "a line '<domain> <soft|hard|-> <item> <value>'\n"
+    )
+
+
+def test_a_missing_policy_file_and_bad_labels_are_exit_2(tmp_path: Path) -> None:
+    root = _host(tmp_path, max_map_count=262144, nofile=131072)
+    missing = run_lens("tune", "check", "--host-root", str(root), "--policy", str(tmp_path / "x"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    labels = run_lens("tune", "check", "--host-root", str(root), "--node-labels", "gpu")
+    assert labels.stderr == "lens: config error: --node-labels: gpu: a label as name=value\n"
+
+
+@pytest.mark.slow_timeout  # in-process commands
+@given(st.text(), ARGV_TEXT)
+def test_any_policy_and_labels_are_checked_or_refused_in_one_line(
+    tmp_path: Path, policy: str, labels: str
+) -> None:
+    root = tmp_path / "host"
+    if not root.exists():
+        _host(tmp_path, max_map_count=262144, nofile=131072)
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy, errors="surrogatepass")
+    args = ["tune", "check", "--host-root", str(root), "--policy", str(path)]
+    result = CliRunner().invoke(app, [*args, "--node-labels", labels])
+    assert_no_traceback(result, codes=(0, 1, 2))
+    if result.exit_code == 2:
+        assert_one_line(result, "lens: config error: ")
