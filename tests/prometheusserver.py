@@ -8,6 +8,7 @@ import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict
 
@@ -20,10 +21,18 @@ class Sample(TypedDict):
 
 
 class PrivatePrometheus:
-    """/usr/bin/prometheus on `port` with `config` (a prometheus.yml as a dict) and its TSDB and
-    log under `directory`."""
+    """/usr/bin/prometheus on `port` with `config` (a prometheus.yml as a dict), further command
+    line `flags`, and its TSDB and log under `directory` (made if need be)."""
 
-    def __init__(self, directory: Path, *, port: int, config: dict[str, object]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        port: int,
+        config: Mapping[str, object],
+        flags: tuple[str, ...] = (),
+    ) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
         self.url = f"http://127.0.0.1:{port}"
         path = directory / "prometheus.yml"
         path.write_text(json.dumps(config, indent=1))  # JSON is YAML
@@ -35,6 +44,7 @@ class PrivatePrometheus:
                 f"--storage.tsdb.path={directory / 'data'}",
                 f"--web.listen-address=127.0.0.1:{port}",
                 "--log.level=warn",
+                *flags,
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,

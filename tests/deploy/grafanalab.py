@@ -12,18 +12,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import subprocess
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from lens.roles.demo import main as demo_main
-from lens.roles.demo.agents import SimulatedAgents, agent_config
-from lens.roles.node_agent import main as agent_main
-from lens.runtime import launcher
+from lens.roles.demo.agents import agent_config
 from lens.runtime.config import (
     ApiConfig,
     Config,
@@ -34,8 +29,10 @@ from lens.runtime.config import (
     ServiceConfig,
     TelemetryConfig,
 )
-from lens.runtime.process import Process
-from lens.sim.scenario.living import LivingCluster, SimulatedHost
+from lens.sim.scenario.living import SimulatedHost
+from tests.agentprocess import AgentProcess
+from tests.prometheusserver import PrivatePrometheus
+from tests.roles.demo.running import RunningDemo
 
 LOOPBACK = "127.0.0.1"
 # The cluster lives 20 times as fast: minutes of GPU reports, idle windows and consumer figures
@@ -64,45 +61,12 @@ def demo_config(write_url: str) -> Config:
     )
 
 
-class Demo:
-    """`lens demo --preset small --speed 20` in this process, on a thread."""
-
-    def __init__(self, directory: Path, config: Config) -> None:
-        planned = demo_main.plan(config, preset="small", speed=SPEED, directory=directory)
-        self.config = planned.config
-        self.process = Process(
-            "demo",
-            server=planned.config.server,
-            service=planned.config.service,
-            clock=demo_main.clock(SPEED),
-            handle_signals=False,
-        )
-        built = launcher.assemble(planned.config, planned.roles, process=self.process)
-        cluster, agents = built[0], built[3]
-        assert isinstance(cluster, LivingCluster) and isinstance(agents, SimulatedAgents)
-        self.cluster, self.agents = cluster, agents
-        self._thread = threading.Thread(target=self.process.run, name="demo", daemon=True)
-        self._thread.start()
-        assert self.process.service.started.wait(60), self.process.failed()
-
-    @property
-    def address(self) -> str:
-        """The ops port: /metrics of the jobs, controller and API; the remote-write intake."""
-        return f"{LOOPBACK}:{self.process.http.port}"
-
-    def stop(self) -> None:
-        self.process.service.request_stop("test over")
-        self._thread.join(60)
-        assert not self._thread.is_alive()
-        assert self.process.failed() is None
-
-
-class Agent:
+class Agent(AgentProcess):
     """A node agent on a simulated node of the demo, as `lens node-agent` runs there: its host
     tree, its kubelet, its own ops port; no container tracking or event stream (the demo's own
     agent for the node streams those)."""
 
-    def __init__(self, demo: Demo, host: SimulatedHost) -> None:
+    def __init__(self, demo: RunningDemo, host: SimulatedHost) -> None:
         base = agent_config(demo.config, host, jobs_address="", speed=1.0)
         config = dataclasses.replace(
             base,
@@ -120,61 +84,11 @@ class Agent:
             events=EventsConfig(server_address=""),
         )
         self.node = host.name
-        self.process = Process(
-            f"node-agent {host.name}",
-            server=config.server,
-            service=config.service,
-            handle_signals=False,
-        )
-        self.agent = agent_main.build(config, self.process)
-        self._codes: list[int] = []
-        self._thread = threading.Thread(
-            target=lambda: self._codes.append(self.process.service.run()), daemon=True
-        )
-        self._thread.start()
-        assert self.process.service.started.wait(15)
-
-    @property
-    def address(self) -> str:
-        return f"{LOOPBACK}:{self.process.http.port}"
-
-    def stop(self) -> None:
-        self.process.service.request_stop("test over")
-        self._thread.join(15)
-        self.agent.cycle.close()
-        assert self._codes == [0]
+        super().__init__(config, name=f"node-agent {host.name}")
 
 
-class Prometheus:
-    """/usr/bin/prometheus on a free port with its TSDB and log under `directory`."""
-
-    def __init__(
-        self, directory: Path, *, port: int, config: dict[str, Any], flags: tuple[str, ...] = ()
-    ) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.url = f"http://{LOOPBACK}:{port}"
-        (directory / "prometheus.yml").write_text(json.dumps(config, indent=1))  # JSON is YAML
-        self._log = (directory / "prometheus.log").open("wb")
-        self._process = subprocess.Popen(
-            [
-                "/usr/bin/prometheus",
-                f"--config.file={directory / 'prometheus.yml'}",
-                f"--storage.tsdb.path={directory / 'data'}",
-                f"--web.listen-address={LOOPBACK}:{port}",
-                "--log.level=warn",
-                *flags,
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def ready(self) -> bool:
-        assert self._process.poll() is None, "prometheus exited; see prometheus.log"
-        try:
-            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as answer:
-                return bool(answer.status == 200)
-        except (urllib.error.URLError, ConnectionError):
-            return False
+class Prometheus(PrivatePrometheus):
+    """The shared test Prometheus, answering Grafana's kinds of questions too."""
 
     def _get(self, path: str, params: list[tuple[str, str]]) -> Any:
         address = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
@@ -199,15 +113,6 @@ class Prometheus:
         """The values `label` takes in the series `selector` matches (Grafana's label_values)."""
         values: list[str] = self._get(f"/api/v1/label/{label}/values", [("match[]", selector)])
         return sorted(values)
-
-    def stop(self) -> None:
-        self._process.terminate()
-        try:
-            self._process.wait(15)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(5)
-        self._log.close()
 
 
 def store_config() -> dict[str, Any]:
@@ -256,7 +161,11 @@ def running_lab(directory: Path, ports: list[int]) -> Any:
             flags=("--web.enable-remote-write-receiver",),
         )
         stack.callback(store.stop)
-        demo = Demo(directory / "demo", demo_config(f"{store.url}/api/v1/write"))
+        demo = RunningDemo(
+            directory / "demo",
+            speed=SPEED,
+            base=demo_config(f"{store.url}/api/v1/write"),
+        )
         stack.callback(demo.stop)
         assert demo.agents.started.wait(60), "the demo's nodes did not start"
         agents = []

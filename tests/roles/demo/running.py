@@ -29,10 +29,19 @@ def config() -> Config:
 
 
 class RunningDemo:
-    """A demo of `preset` at `speed` under `directory`, started; `stop()` ends it."""
+    """A demo of `preset` at `speed` under `directory` on `base` (default: config()), started;
+    `stop()` ends it."""
 
-    def __init__(self, directory: Path, *, preset: str = "small", speed: float = 1.0) -> None:
-        planned = demo_main.plan(config(), preset=preset, speed=speed, directory=directory)
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        preset: str = "small",
+        speed: float = 1.0,
+        base: Config | None = None,
+    ) -> None:
+        planned = demo_main.plan(base or config(), preset=preset, speed=speed, directory=directory)
+        self.config = planned.config
         self.process = Process(
             "demo",
             server=planned.config.server,
@@ -49,6 +58,11 @@ class RunningDemo:
         self._thread.start()
         assert self.process.service.started.wait(60), self.process.failed()
         self.url = f"http://{LOOPBACK}:{api.server.port}/"
+
+    @property
+    def address(self) -> str:
+        """The ops port: /metrics of the jobs, controller and API; the telemetry intake."""
+        return f"{LOOPBACK}:{self.process.http.port}"
 
     def answer(self, path: str) -> object:
         """The `data` of the API's answer to GET `path`."""

@@ -13,8 +13,6 @@ import time
 from pathlib import Path
 
 from lens.proto._generated.prometheus import remote_pb2
-from lens.roles.node_agent import main as agent_main
-from lens.roles.node_agent.main import NodeAgent
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import (
     Config,
@@ -24,8 +22,8 @@ from lens.runtime.config import (
     ServerConfig,
     ServiceConfig,
 )
-from lens.runtime.process import Process
 from lens.sim.hosts.tree import HostTree
+from tests.agentprocess import AgentProcess
 from tests.prometheusserver import PrivatePrometheus
 from tests.telemetry.remotewrite.target import Target
 
@@ -37,7 +35,7 @@ Labels = tuple[tuple[str, str], ...]  # sorted by name
 GpuKey = tuple[str, str]  # (node, GPU index)
 
 
-class RunningAgent:
+class RunningAgent(AgentProcess):
     """Lens's node agent on a simulated node, reading its GPUs, serving /metrics on a free port.
     Its node name is the tree's."""
 
@@ -50,30 +48,7 @@ class RunningAgent:
             containers=ContainersConfig(containerd_address=""),
         )
         self.node = tree.spec.name
-        self.process = Process(
-            "node-agent",
-            server=config.server,
-            service=config.service,
-            clock=clock,
-            handle_signals=False,
-        )
-        self.agent: NodeAgent = agent_main.build(config, self.process)
-        self._codes: list[int] = []
-        self._thread = threading.Thread(
-            target=lambda: self._codes.append(self.process.service.run()), daemon=True
-        )
-        self._thread.start()
-        assert self.process.service.started.wait(10)
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.process.http.port}"
-
-    def stop(self) -> None:
-        self.process.service.request_stop("test over")
-        self._thread.join(15)
-        self.agent.cycle.close()
-        assert self._codes == [0]
+        super().__init__(config, name="node-agent", clock=clock)
 
 
 def forwarding_prometheus(
