@@ -26,7 +26,7 @@ from lens.runtime.config import (
 )
 from lens.runtime.process import Process
 from lens.sim.hosts.tree import HostTree
-from lens.sim.kube.recording import ApiRequest
+from lens.sim.kube.recording import HTTP_VERBS, ApiRequest
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.kubelet.server import KubeletServer, inventory_from_tree
 from tests.deploy.roleruns import LOOPBACK
@@ -46,14 +46,6 @@ _SUBRESOURCES = (
     ("/healthz", ("healthz", "proxy")),
     ("/configz", ("configz", "proxy")),
 )
-_VERBS = {
-    "GET": "get",
-    "HEAD": "get",
-    "POST": "create",
-    "PUT": "update",
-    "PATCH": "patch",
-    "DELETE": "delete",
-}
 
 
 def _is_subpath(path: str, of: str) -> bool:
@@ -66,7 +58,7 @@ def kubelet_attributes(method: str, path: str, node: str) -> list[ApiRequest]:
     subresources = next((s for p, s in _SUBRESOURCES if _is_subpath(path, p)), ("proxy",))
     return [
         ApiRequest(
-            verb=_VERBS.get(method, ""),
+            verb=HTTP_VERBS.get(method, ""),
             api_version="v1",
             resource="nodes",
             subresource=subresource,

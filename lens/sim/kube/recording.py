@@ -13,9 +13,9 @@ import dataclasses
 import threading
 from urllib.parse import parse_qs
 
-# HTTP methods and the verbs the API server authorizes them as (a GET or DELETE without a name
-# becomes list/watch or deletecollection below).
-_VERBS = {
+# HTTP methods and the verbs the API server (and a kubelet) authorizes them as (a GET or DELETE
+# without a name becomes list/watch or deletecollection below).
+HTTP_VERBS = {
     "GET": "get",
     "HEAD": "get",
     "POST": "create",
@@ -68,7 +68,7 @@ def parse_request(method: str, path: str, query: str) -> ApiRequest:
             return _non_resource(method, path)
         group, rest = rest[0], rest[1:]
     version, rest = rest[0], rest[1:]
-    verb = _VERBS.get(method.upper(), "")
+    verb = HTTP_VERBS.get(method.upper(), "")
     if rest[0] in _SPECIAL_VERBS:
         if len(rest) < 2:
             return _non_resource(method, path)
