@@ -29,7 +29,9 @@ class BodyError(Exception):
         return self.reason
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """The value of header `name` (lower case), whatever its case in `headers`: HTTP field names
+    are case-blind."""
     for key, value in headers.items():
         if key.lower() == name:
             return value
@@ -39,12 +41,12 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 def read_body(headers: Mapping[str, str], stream: io.BufferedIOBase, *, max_bytes: int) -> bytes:
     """The body announced by `headers`, read from `stream`; BodyError when it is too large
     (413), has no length (411), is framed wrongly (400) or stops early (400)."""
-    coding = _header(headers, "transfer-encoding")
+    coding = header(headers, "transfer-encoding")
     if coding is not None:
         if coding.strip().lower() != "chunked":
             raise BodyError(HTTPStatus.NOT_IMPLEMENTED, f"transfer coding {coding!r} not supported")
         return _read_chunked(stream, max_bytes=max_bytes)
-    length_text = _header(headers, "content-length")
+    length_text = header(headers, "content-length")
     if length_text is None:
         raise BodyError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
     length_text = length_text.strip()

@@ -35,11 +35,7 @@ class Request:
 
     def header(self, name: str) -> str | None:
         """The value of header `name`, whatever its case (HTTP field names are case-blind)."""
-        wanted = name.lower()
-        for key, value in self.headers.items():
-            if key.lower() == wanted:
-                return value
-        return None
+        return httpbody.header(self.headers, name.lower())
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
