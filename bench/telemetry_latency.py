@@ -14,6 +14,7 @@ import time
 
 import peewee
 
+from bench.api_load import percentile
 from lens.runtime.config import DatabaseConfig
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database, migrating, models
@@ -146,6 +147,6 @@ def measure(url: str, *, seconds: float = 20.0, pods: int = 64, per_pod: int = 4
         rows_stored=rows,
         lines_per_second=lines / elapsed,
         p50_seconds=statistics.median(ordered),
-        p99_seconds=ordered[int(0.99 * (len(ordered) - 1))],
+        p99_seconds=percentile(ordered, 0.99),
         max_seconds=ordered[-1],
     )
