@@ -5,20 +5,20 @@ containerd's LimitNOFILE (its containers). `planning.py` compares them with the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lens.runtime import errors
+from lens.tune import places
 
 # RLIM_INFINITY: what "unlimited" and "infinity" mean.
 UNLIMITED = 2**64 - 1
 
-LIMITS_CONF = "etc/security/limits.conf"
-LIMITS_DIR = "etc/security/limits.d"
-SYSTEM_CONF = "etc/systemd/system.conf"
-SYSTEM_CONF_DIRS = ("usr/lib/systemd/system.conf.d", "run/systemd/system.conf.d",
-                    "etc/systemd/system.conf.d")  # fmt: skip
-CONTAINERD_UNITS = ("usr/lib/systemd/system", "lib/systemd/system", "etc/systemd/system")
+# The places as `lens tune check` names them.
+SYSTEMD_PLACE = "systemd"
+LIMITS_PLACE = "limits.conf"
+CONTAINERD_PLACE = "containerd"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,7 +94,29 @@ def parse_soft_hard(text: str, *, source: str) -> tuple[int, int]:
 
 def read_limits_conf(root: Path) -> NofileSetting:
     """limits.conf and then limits.d/*.conf, in name order, as pam_limits reads them."""
-    paths = [root / LIMITS_CONF, *_conf_files(root / LIMITS_DIR)]
+    return limits_of(places.limits_files(root).all)
+
+
+def read_systemd_default(root: Path) -> NofileSetting:
+    """DefaultLimitNOFILE from system.conf and its drop-ins (later names win)."""
+    return systemd_of(places.systemd_files(root).all)
+
+
+def read_containerd(root: Path) -> NofileSetting | None:
+    """containerd.service's LimitNOFILE with its drop-ins; None when no unit is installed."""
+    files = places.containerd_files(root)
+    return None if files is None else containerd_of(files.all)
+
+
+def read_all(root: Path) -> tuple[NofileSetting, ...]:
+    """Every place that sets nofile on the host."""
+    found = [read_systemd_default(root), read_limits_conf(root)]
+    containerd = read_containerd(root)
+    return tuple(found if containerd is None else [*found, containerd])
+
+
+def limits_of(paths: Sequence[Path]) -> NofileSetting:
+    """What `*` gets from these limits.conf-style files read in order."""
     soft: int | None = None
     hard: int | None = None
     for path in paths:
@@ -103,41 +125,20 @@ def read_limits_conf(root: Path) -> NofileSetting:
             one_soft, one_hard = parse_limits_conf(text, source=str(path))
             soft = soft if one_soft is None else one_soft
             hard = hard if one_hard is None else one_hard
-    return NofileSetting(place="limits.conf", soft=soft, hard=hard)
+    return NofileSetting(place=LIMITS_PLACE, soft=soft, hard=hard)
 
 
-def read_systemd_default(root: Path) -> NofileSetting:
-    """DefaultLimitNOFILE from system.conf and its drop-ins (later names win)."""
-    chosen: dict[str, Path] = {}
-    for folder in SYSTEM_CONF_DIRS:
-        chosen.update((path.name, path) for path in _conf_files(root / folder))
-    paths = [root / SYSTEM_CONF, *(chosen[name] for name in sorted(chosen))]
-    return _unit_setting(paths, place="systemd", section="Manager", key="DefaultLimitNOFILE")
+def systemd_of(paths: Sequence[Path]) -> NofileSetting:
+    """DefaultLimitNOFILE from these system.conf-style files read in order."""
+    return _unit_setting(paths, place=SYSTEMD_PLACE, section="Manager", key="DefaultLimitNOFILE")
 
 
-def read_containerd(root: Path) -> NofileSetting | None:
-    """containerd.service's LimitNOFILE with its drop-ins; None when no unit is installed."""
-    units = [root / folder / "containerd.service" for folder in CONTAINERD_UNITS]
-    present = [unit for unit in units if unit.is_file()]
-    if not present:
-        return None
-    dropins = [
-        path
-        for folder in CONTAINERD_UNITS
-        for path in _conf_files(root / folder / "containerd.service.d")
-    ]
-    paths = [present[-1], *sorted(dropins, key=lambda path: path.name)]
-    return _unit_setting(paths, place="containerd", section="Service", key="LimitNOFILE")
+def containerd_of(paths: Sequence[Path]) -> NofileSetting:
+    """LimitNOFILE from containerd's unit and drop-ins read in order."""
+    return _unit_setting(paths, place=CONTAINERD_PLACE, section="Service", key="LimitNOFILE")
 
 
-def read_all(root: Path) -> tuple[NofileSetting, ...]:
-    """Every place that sets nofile on the host."""
-    places = [read_systemd_default(root), read_limits_conf(root)]
-    containerd = read_containerd(root)
-    return tuple(places if containerd is None else [*places, containerd])
-
-
-def _unit_setting(paths: list[Path], *, place: str, section: str, key: str) -> NofileSetting:
+def _unit_setting(paths: Sequence[Path], *, place: str, section: str, key: str) -> NofileSetting:
     soft: int | None = None
     hard: int | None = None
     for path in paths:
@@ -153,13 +154,6 @@ def _unit_setting(paths: list[Path], *, place: str, section: str, key: str) -> N
         else:  # systemd: an empty assignment resets to the default
             soft = hard = None
     return NofileSetting(place=place, soft=soft, hard=hard)
-
-
-def _conf_files(directory: Path) -> list[Path]:
-    try:
-        return sorted(path for path in directory.glob("*.conf") if path.is_file())
-    except OSError:
-        return []
 
 
 def _read(path: Path) -> str | None:

@@ -11,6 +11,9 @@ from pathlib import Path
 
 from lens.tune import nofile, rules, sysctl
 
+# Where a sysctl is set at boot, as `lens tune check` names it.
+PERSISTED_PLACE = "sysctl.d"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParameterState:
@@ -22,15 +25,6 @@ class ParameterState:
     desired: str
     actual: str
     in_sync: bool
-
-
-def meets(mode: rules.Mode, desired: Sequence[int], actual: Sequence[int] | None) -> bool:
-    """Whether `actual` satisfies the rule, field by field; no value never does."""
-    if actual is None or len(actual) != len(desired):
-        return False
-    if mode == "exactly":
-        return tuple(actual) == tuple(desired)
-    return all(have >= want for have, want in zip(actual, desired, strict=True))
 
 
 def describe(state: ParameterState) -> str:
@@ -53,10 +47,31 @@ def plan_sysctls(
             mode=rule.mode,
             desired=_text(rule.value),
             actual=" ".join(live.get(rule.key, "unset").split()),
-            in_sync=meets(rule.mode, rule.value, sysctl.parse_fields(live.get(rule.key, ""))),
+            in_sync=rules.meets(rule.mode, rule.value, sysctl.parse_fields(live.get(rule.key, ""))),
         )
         for rule in wanted
     )
+
+
+def plan_persisted(
+    wanted: Sequence[rules.SysctlRule], persisted: Mapping[str, sysctl.SysctlSetting]
+) -> tuple[ParameterState, ...]:
+    """Each sysctl rule against what the sysctl files set at boot (place "sysctl.d")."""
+    states = []
+    for rule in wanted:
+        setting = persisted.get(rule.key)
+        value = None if setting is None else setting.value
+        states.append(
+            ParameterState(
+                name=rule.key,
+                place=PERSISTED_PLACE,
+                mode=rule.mode,
+                desired=_text(rule.value),
+                actual="unset" if value is None else " ".join(value.split()),
+                in_sync=rules.meets(rule.mode, rule.value, sysctl.parse_fields(value or "")),
+            )
+        )
+    return tuple(states)
 
 
 def plan_nofile(
@@ -73,7 +88,7 @@ def plan_nofile(
                     mode=wanted.mode,
                     desired=str(wanted.value),
                     actual=_limit_text(value),
-                    in_sync=meets(
+                    in_sync=rules.meets(
                         wanted.mode, (wanted.value,), None if value is None else (value,)
                     ),
                 )
@@ -91,10 +106,14 @@ def check(
     """
     rules.validate_keys(policy, root=root, source=source)
     applying = rules.effective(policy, labels)
-    sysctl.read_persisted(root)  # only to refuse unparsable sysctl files before diff needs them
+    persisted = sysctl.read_persisted(root)
     live = {rule.key: sysctl.read_live(root, rule.key) for rule in applying.sysctls}
     places = nofile.read_all(root)
-    return plan_sysctls(applying.sysctls, live) + plan_nofile(applying.nofile, places)
+    return (
+        plan_sysctls(applying.sysctls, live)
+        + plan_persisted(applying.sysctls, persisted)
+        + plan_nofile(applying.nofile, places)
+    )
 
 
 def _limit_text(value: int | None) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -71,6 +71,15 @@ DEFAULT_POLICY = Policy(
     sysctls=(SysctlRule(key="vm.max_map_count", value=(262144,), mode="at_least"),),
     nofile=NofileRule(value=131072, mode="at_least"),
 )
+
+
+def meets(mode: Mode, desired: Sequence[int], actual: Sequence[int] | None) -> bool:
+    """Whether `actual` satisfies the rule, field by field; no value never does."""
+    if actual is None or len(actual) != len(desired):
+        return False
+    if mode == "exactly":
+        return tuple(actual) == tuple(desired)
+    return all(have >= want for have, want in zip(actual, desired, strict=True))
 
 
 def sysctl_path(root: Path, key: str) -> Path:

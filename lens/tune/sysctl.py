@@ -4,17 +4,14 @@ files make at boot (`key = value`). `planning.py` compares both with `rules.py`'
 
 from __future__ import annotations
 
+import errno
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lens.runtime import errors
-from lens.tune import rules
-
-# Where systemd-sysctl reads its files, lowest precedence first; one basename in a later folder
-# hides the same basename in an earlier one, and /etc/sysctl.conf comes last (sysctl.d(5)).
-SYSCTL_DIRS = ("usr/lib/sysctl.d", "run/sysctl.d", "etc/sysctl.d")
-SYSCTL_CONF = "etc/sysctl.conf"
+from lens.tune import places, rules
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
@@ -46,6 +43,24 @@ def read_live(root: Path, key: str) -> str:
         raise errors.SourceError(f"{path}: cannot read sysctl {key} ({exc.strerror})") from None
 
 
+def write_live(root: Path, key: str, value: str) -> None:
+    """Set `key` through /proc/sys under the host root and check the kernel kept `value`."""
+    path = rules.sysctl_path(root, key)
+    try:
+        with open(path, "w") as stream:
+            stream.write(value + "\n")
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise errors.SourceError(f"{key}: the kernel refused {value!r} (EINVAL)") from None
+        raise errors.SourceError(
+            f"{path}: cannot set {key} ({exc.strerror}; lens tune apply needs root and a "
+            "writable /proc/sys: a privileged container)"
+        ) from None
+    kept = read_live(root, key)
+    if parse_fields(kept) != parse_fields(value):
+        raise errors.SourceError(f"{key}: the kernel kept {kept!r} when {value!r} was written")
+
+
 def parse_sysctl_file(text: str, *, source: str) -> tuple[SysctlSetting, ...]:
     """The settings in one sysctl.d-style file; a line that is none is a ConfigError naming
     the file and line."""
@@ -69,26 +84,16 @@ def parse_sysctl_file(text: str, *, source: str) -> tuple[SysctlSetting, ...]:
 
 def read_persisted(root: Path) -> dict[str, SysctlSetting]:
     """What the host's sysctl files set at boot, per key, the winning setting of each."""
-    chosen: dict[str, Path] = {}
-    for folder in SYSCTL_DIRS:
-        directory = root / folder
-        for path in _conf_files(directory):
-            chosen[path.name] = path
-    paths = [chosen[name] for name in sorted(chosen)]
-    if (root / SYSCTL_CONF).is_file():
-        paths.append(root / SYSCTL_CONF)
+    return settings_of(places.sysctl_files(root).all)
+
+
+def settings_of(paths: Sequence[Path]) -> dict[str, SysctlSetting]:
+    """The settings `paths` make when read in this order: per key, the last one."""
     settings: dict[str, SysctlSetting] = {}
     for path in paths:
         for setting in parse_sysctl_file(_read(path), source=str(path)):
             settings[setting.key] = setting
     return settings
-
-
-def _conf_files(directory: Path) -> list[Path]:
-    try:
-        return sorted(path for path in directory.glob("*.conf") if path.is_file())
-    except OSError:
-        return []
 
 
 def _read(path: Path) -> str:

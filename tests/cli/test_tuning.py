@@ -18,6 +18,7 @@ def _host(tmp_path: Path, *, max_map_count: int, nofile: int) -> Path:
     files = {
         "proc/sys/vm/max_map_count": f"{max_map_count}\n",
         "proc/sys/kernel/numa_balancing": "1\n",
+        "etc/sysctl.d/10-vm.conf": f"vm.max_map_count = {max_map_count}\n",
         "etc/security/limits.conf": f"* soft nofile {nofile}\n* hard nofile {nofile}\n",
         "etc/systemd/system.conf": f"[Manager]\nDefaultLimitNOFILE={nofile}\n",
     }
@@ -49,6 +50,8 @@ def test_drift_exits_1_and_json_names_each_parameter(tmp_path: Path) -> None:
         "in_sync": False,
     }
     assert {(p["place"], p["name"]) for p in document["parameters"][1:]} == {
+        ("sysctl.d", "vm.max_map_count")
+    } | {
         (place, f"nofile {which}")
         for place in ("systemd", "limits.conf")
         for which in ("soft", "hard")
@@ -67,8 +70,9 @@ def test_node_labels_select_a_profile(tmp_path: Path) -> None:
     args = ("--policy", str(policy), "--node-labels", "amd.com/gpu=present", "--json")
     gpu = run_lens("tune", "check", "--host-root", str(root), *args)
     assert gpu.returncode == 1
-    drifted = [p["name"] for p in json.loads(gpu.stdout)["parameters"] if not p["in_sync"]]
-    assert drifted == ["kernel.numa_balancing"]
+    parameters = json.loads(gpu.stdout)["parameters"]
+    drifted = [(p["name"], p["place"]) for p in parameters if not p["in_sync"]]
+    assert drifted == [("kernel.numa_balancing", "live"), ("kernel.numa_balancing", "sysctl.d")]
 
 
 @pytest.mark.parametrize(

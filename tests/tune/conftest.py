@@ -24,3 +24,12 @@ def host(tmp_path: Path) -> Path:
     put(root, "proc/sys/kernel/numa_balancing", "1\n")
     put(root, "proc/sys/net/ipv4/ip_local_port_range", "32768\t60999\n")
     return root
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
+    """Every file's bytes and mode and every folder (bytes None) under `root`, by path."""
+    found: dict[str, tuple[bytes | None, int]] = {}
+    for path in sorted(root.rglob("*")):
+        mode = path.stat().st_mode & 0o7777
+        found[str(path.relative_to(root))] = (None if path.is_dir() else path.read_bytes(), mode)
+    return found

@@ -29,7 +29,7 @@ from .conftest import put
 def test_meets_compares_field_by_field(
     mode: rules.Mode, desired: tuple[int, ...], actual: tuple[int, ...] | None, ok: bool
 ) -> None:
-    assert planning.meets(mode, desired, actual) is ok
+    assert rules.meets(mode, desired, actual) is ok
 
 
 def test_sysctls_are_planned_against_live_values() -> None:
@@ -68,6 +68,7 @@ def test_nofile_is_planned_soft_and_hard_per_place() -> None:
 
 def test_check_reads_the_host_and_applies_the_nodes_profiles(host: Path) -> None:
     put(host, "etc/security/limits.conf", "* - nofile 131072\n")
+    put(host, "usr/lib/sysctl.d/50-default.conf", "vm.max_map_count = 65530\n")
     put(host, "etc/systemd/system.conf.d/lens.conf", "[Manager]\nDefaultLimitNOFILE=131072\n")
     policy = rules.parse_policy(
         "sysctls: {vm.max_map_count: {at_least: 65530}}\n"
@@ -75,10 +76,20 @@ def test_check_reads_the_host_and_applies_the_nodes_profiles(host: Path) -> None
         source="p.yaml",
     )
     plain = planning.check(policy, root=host, labels={}, source="p.yaml")
-    assert [s.name for s in plain] == ["vm.max_map_count"] + ["nofile soft", "nofile hard"] * 2
+    assert [(s.name, s.place) for s in plain] == [
+        ("vm.max_map_count", "live"),
+        ("vm.max_map_count", "sysctl.d"),
+    ] + [
+        (f"nofile {which}", place)
+        for place in ("systemd", "limits.conf")
+        for which in ("soft", "hard")
+    ]
     assert all(s.in_sync for s in plain)
     gpu = planning.check(policy, root=host, labels={"gpu": "true"}, source="p.yaml")
-    assert [(s.name, s.in_sync) for s in gpu if not s.in_sync] == [("kernel.numa_balancing", False)]
+    assert [(s.name, s.place, s.actual) for s in gpu if not s.in_sync] == [
+        ("kernel.numa_balancing", "live", "1"),
+        ("kernel.numa_balancing", "sysctl.d", "unset"),
+    ]
 
 
 def test_check_refuses_an_unparsable_sysctl_file(host: Path) -> None:
