@@ -107,7 +107,7 @@ def test_an_unparsable_host_file_is_exit_2_naming_file_and_line(tmp_path: Path) 
 def test_a_missing_policy_file_and_bad_labels_are_exit_2(tmp_path: Path) -> None:
     root = _host(tmp_path, max_map_count=262144, nofile=131072)
     missing = run_lens("tune", "check", "--host-root", str(root), "--policy", str(tmp_path / "x"))
-    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    assert missing.returncode == 2 and "a readable policy file" in missing.stderr
     labels = run_lens("tune", "check", "--host-root", str(root), "--node-labels", "gpu")
     assert labels.stderr == "lens: config error: --node-labels: gpu: a label as name=value\n"
 
@@ -127,3 +127,69 @@ def test_any_policy_and_labels_are_checked_or_refused_in_one_line(
     assert_no_traceback(result, codes=(0, 1, 2))
     if result.exit_code == 2:
         assert_one_line(result, "lens: config error: ")
+
+
+def _bare(tmp_path: Path) -> Path:
+    root = tmp_path / "bare"
+    (root / "proc/sys/vm").mkdir(parents=True)
+    (root / "proc/sys/vm/max_map_count").write_text("65530\n")
+    (root / "etc").mkdir()
+    return root
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in root.rglob("*")
+    }
+
+
+def test_diff_apply_check_and_restore_round_trip(tmp_path: Path) -> None:
+    root = _bare(tmp_path)
+    before = _tree(root)
+    diff = run_lens("tune", "diff", "--host-root", str(root))
+    assert diff.returncode == 1, diff.stderr
+    assert "live vm.max_map_count: 65530 -> 262144" in diff.stdout
+    assert f"+++ {root}/etc/sysctl.d/99-lens.conf\n" in diff.stdout
+    assert "+vm.max_map_count = 262144\n" in diff.stdout
+    assert _tree(root) == before  # diff writes nothing
+
+    applied = run_lens("tune", "apply", "--host-root", str(root))
+    assert applied.returncode == 0, applied.stderr
+    assert "set vm.max_map_count = 262144 (was 65530)" in applied.stdout
+    assert f"wrote {root}/etc/systemd/system.conf.d/99-lens.conf" in applied.stdout
+    assert run_lens("tune", "check", "--host-root", str(root)).returncode == 0
+    again = run_lens("tune", "diff", "--host-root", str(root))
+    assert (again.returncode, again.stdout) == (0, "nothing to change\n")
+    assert run_lens("tune", "apply", "--host-root", str(root)).stdout == "nothing to change\n"
+
+    restored = run_lens("tune", "restore", "--host-root", str(root))
+    assert restored.returncode == 0, restored.stderr
+    assert "restored vm.max_map_count" in restored.stdout
+    assert _tree(root) == before
+    nothing = run_lens("tune", "restore", "--host-root", str(root))
+    assert nothing.stdout == "nothing to restore\n"
+
+
+def test_apply_names_a_conflict_and_exits_1(tmp_path: Path) -> None:
+    root = _bare(tmp_path)
+    (root / "etc/sysctl.conf").write_text("vm.max_map_count = 65530\n")
+    result = run_lens("tune", "apply", "--host-root", str(root))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"lens: conflict: vm.max_map_count (sysctl.d): {root}/etc/sysctl.conf:1 sets 65530, "
+        f"read after {root}/etc/sysctl.d/99-lens.conf\n"
+    )
+
+
+def test_the_policy_and_labels_come_from_the_config_unless_flags_say(tmp_path: Path) -> None:
+    root = _host(tmp_path, max_map_count=262144, nofile=131072)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "profiles: [{match: {gpu: 'yes'}, sysctls: {kernel.numa_balancing: {exactly: 0}}}]\n"
+    )
+    config = tmp_path / "lens.yaml"
+    config.write_text(f"tune: {{policy_file: {policy}, node_labels: 'gpu=yes'}}\n")
+    by_config = run_lens("tune", "check", "--host-root", str(root), "--config", str(config))
+    assert by_config.returncode == 1 and "kernel.numa_balancing" in by_config.stdout
+    flags = ("--config", str(config), "--node-labels", "gpu=no")
+    assert run_lens("tune", "check", "--host-root", str(root), *flags).returncode == 0

@@ -52,3 +52,27 @@ def test_containerd_is_its_unit_systemd_picks_and_none_without_one(host: Path) -
         host / "lib/systemd/system/containerd.service.d/10-a.conf",
     )
     assert files.own == host / "etc/systemd/system/containerd.service.d/99-lens.conf"
+
+
+def test_the_watched_folders_hold_every_file_a_place_reads(host: Path) -> None:
+    for relative in (
+        "usr/lib/sysctl.d/10-a.conf",
+        "etc/sysctl.conf",
+        "etc/security/limits.d/10-a.conf",
+        "etc/systemd/system.conf.d/10-a.conf",
+        "etc/systemd/system.conf",
+        "lib/systemd/system/containerd.service",
+        "lib/systemd/system/containerd.service.d/10-a.conf",
+    ):
+        put(host, relative, "")
+    containerd = places.containerd_files(host)
+    assert containerd is not None
+    read = [
+        *places.sysctl_files(host).all,
+        *places.limits_files(host).all,
+        *places.systemd_files(host).all,
+        *containerd.all,
+    ]
+    folders = set(places.watched_folders(host))
+    assert {path.parent for path in read} <= folders
+    assert {own.parent for own in (places.sysctl_files(host).own, containerd.own)} <= folders

@@ -23,6 +23,7 @@ from lens.runtime.config.node import (
 from lens.runtime.config.process import ClusterConfig, LoggingConfig, ServerConfig, ServiceConfig
 from lens.runtime.config.root import EXAMPLE_HEADER, Config, example
 from lens.runtime.config.telemetry import TelemetryConfig
+from lens.runtime.config.tune import TuneConfig
 
 __all__ = [
     "ENV_CONFIG",
@@ -46,6 +47,7 @@ __all__ = [
     "ServerConfig",
     "ServiceConfig",
     "TelemetryConfig",
+    "TuneConfig",
     "default_data_dir",
     "example",
     "load",

@@ -19,6 +19,7 @@ from lens.runtime.config.node import (
 )
 from lens.runtime.config.process import ClusterConfig, LoggingConfig, ServerConfig, ServiceConfig
 from lens.runtime.config.telemetry import TelemetryConfig
+from lens.runtime.config.tune import TuneConfig
 from lens.runtime.settings import setting
 
 
@@ -44,6 +45,7 @@ class Config:
     telemetry: TelemetryConfig = setting(
         TelemetryConfig(), "Remote write and training logs taken in by the jobs role."
     )
+    tune: TuneConfig = setting(TuneConfig(), "Node tuning: sysctls and open-file limits.")
 
 
 EXAMPLE_HEADER = """\

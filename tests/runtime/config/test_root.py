@@ -30,6 +30,7 @@ def test_every_section_is_a_key_of_the_root() -> None:
         "metrics",
         "api",
         "telemetry",
+        "tune",
     }
 
 

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import select
+from pathlib import Path
+
+from lens.runtime import inotify
+
+
+def _changed(watch: inotify.FolderWatch) -> bool:
+    ready, _, _ = select.select([watch], [], [], 2.0)
+    return bool(ready) and watch.drain() > 0
+
+
+def test_a_file_written_in_a_watched_folder_is_seen(tmp_path: Path) -> None:
+    watch = inotify.FolderWatch([tmp_path])
+    try:
+        assert watch.drain() == 0
+        (tmp_path / "a.conf").write_text("x")
+        assert _changed(watch)
+        (tmp_path / "a.conf").unlink()
+        assert _changed(watch)
+    finally:
+        watch.close()
+
+
+def test_a_folder_made_later_is_watched_after_a_refresh(tmp_path: Path) -> None:
+    folder = tmp_path / "etc" / "sysctl.d"
+    watch = inotify.FolderWatch([folder])
+    try:
+        folder.parent.mkdir()  # seen through tmp_path, the nearest existing parent
+        assert _changed(watch)
+        watch.refresh()
+        folder.mkdir()
+        assert _changed(watch)
+        watch.refresh()
+        (folder / "99-lens.conf").write_text("vm.max_map_count = 1\n")
+        assert _changed(watch)
+    finally:
+        watch.close()
