@@ -28,6 +28,7 @@ def docs_metrics() -> None:
         ("Jobs: event server, device reports and periodic jobs", _jobs_families().declared),
         ("Controller", _controller_families().declared),
         ("API", _api_families().declared),
+        ("Tuning daemon", _tune_families().declared),
     ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)
 
@@ -103,4 +104,13 @@ def _api_families() -> SelfMetrics:
 
     families = SelfMetrics(process=False)
     RequestMetrics(families)
+    return families
+
+
+def _tune_families() -> SelfMetrics:
+    from lens.roles.tune.tunemetrics import TuneMetrics
+    from lens.runtime.selfmetrics import SelfMetrics
+
+    families = SelfMetrics(process=False)
+    TuneMetrics(families)
     return families
