@@ -1,6 +1,6 @@
 """Compare the policy (`rules.py`) with what the host has (`sysctl.py`, `nofile.py`): per
-parameter the desired and the actual value and whether they agree. `lens tune check` prints it;
-diff and apply will start from it.
+parameter the desired and the actual value and whether they agree: what `lens tune check`
+prints and the daemon publishes (changes.py computes what apply would write).
 """
 
 from __future__ import annotations
