@@ -26,6 +26,8 @@ import lens
 from lens.runtime import errors, settings
 from lens.runtime.config import Config
 from lens.sim.kube.server import KubeApiServer
+from lens.tune import places
+from lens.tune import rules as tune_rules
 from tests.deploy import monitors
 from tests.deploy.commandline import Refused, parse
 from tests.deploy.podfiles import SECRET_SAMPLES, SERVICE_ACCOUNT_DIR, Container, PodFiles
@@ -39,14 +41,14 @@ Document = dict[str, Any]
 KUBERNETES_VERSIONS = ("1.27", "1.34")
 NAMESPACE = "lens"  # the overlays' namespace
 EXPECTED_ROLES = {
-    "single-cluster": {"node-agent", "controller", "jobs", "api"},
+    "single-cluster": {"node-agent", "tune", "controller", "jobs", "api"},
     "control-plane": {"controller", "jobs", "api"},
-    "agents-only": {"node-agent"},
+    "agents-only": {"node-agent", "tune"},
 }
 OVERLAYS = sorted(EXPECTED_ROLES)
 # The ServiceAccounts (and so the RBAC) each overlay brings: a cluster reporting to a central
 # Lens keeps the controller's, the identity the central controller watches it with.
-EXPECTED_ACCOUNTS = {**EXPECTED_ROLES, "agents-only": {"node-agent", "controller"}}
+EXPECTED_ACCOUNTS = {**EXPECTED_ROLES, "agents-only": {"node-agent", "tune", "controller"}}
 # Kinds the API emulator (lens/sim/kube) does not serve: checked against the schemas only.
 NOT_SERVED = {
     "ServiceAccount",
@@ -75,6 +77,7 @@ ROLE_PATHS = {
         "telemetry.",
     ),
     "api": ("database.password_file", "api.token_file", "kube.token_file", "kube.ca_file"),
+    "tune": ("host.root", "tune.policy_file", "kube.token_file", "kube.ca_file"),
 }
 NO_POD_PATHS = ("kube.kubeconfig", "jobs.daily_report_dir")
 # Settings naming a NAMESPACE/NAME object in Lens's own namespace, by the role reading them.
@@ -88,6 +91,7 @@ NAMESPACED_SETTINGS = {
         "controller.clusters_secret",
     ),
     "api": (),
+    "tune": (),
 }
 # PERFORMANCE.md, `lens node-agent` on 8 GPUs + 8 RDMA ports: the highest peak RSS measured.
 AGENT_PEAK_RSS_MIB = 56
@@ -408,6 +412,40 @@ def test_the_node_agent_mounts_only_the_host_paths_it_reads(overlay: str, tmp_pa
     keys = {e["key"] for term in terms for e in term["matchExpressions"]}
     assert set(Config().controller.gpu_model_labels) <= keys  # the GPU model labels
     assert {"operator": "Exists"} in container.spec["tolerations"]
+
+
+@pytest.mark.parametrize("overlay", ["single-cluster", "agents-only"])
+def test_the_tuning_daemon_writes_only_where_lens_puts_its_files(
+    overlay: str, tmp_path: Path
+) -> None:
+    container = _container(overlay, "tune")
+    files, cfg = _load(container, tmp_path)
+    root = Path(files.inside(cfg.host.root))
+    host = {m.volume["hostPath"]["path"]: m for m in container.mounts() if m.kind == "hostPath"}
+    assert host["/"].path == str(root) and host["/"].read_only
+    writable = {m.path for m in host.values() if not m.read_only}
+    # Every file Lens writes (docs/tune.md) lies under a writable mount, and nothing else is
+    # writable: the drop-ins, the record, and /proc/sys for live values.
+    written = [
+        places.sysctl_files(root).own,
+        places.systemd_files(root).own,
+        places.limits_files(root).own,
+        root / places.UNIT_DIRS[-1] / f"{places.CONTAINERD_UNIT}.d" / places.OWN_NAME,
+        root / cfg.tune.record_file,
+        tune_rules.sysctl_path(root, "vm.max_map_count"),
+    ]
+    holders = {next(w for w in writable if str(path).startswith(w + "/")) for path in written}
+    assert holders == writable
+    assert {host[p].path for p in host if p != "/"} == {
+        str(root / p.lstrip("/")) for p in host if p != "/"
+    }  # each host folder at its own place under the host root
+    assert container.spec["hostNetwork"], "net.* sysctls are the host network namespace's"
+    assert container.body["securityContext"]["readOnlyRootFilesystem"]
+    policy_file = files.inside(cfg.tune.policy_file)
+    policy = container.mount_of(policy_file)
+    assert policy is not None and policy.kind == "configMap" and policy.read_only
+    assert tune_rules.parse_policy(files.at(policy_file).read_text(), source=policy_file)
+    assert cfg.tune.node_name, "its Node's labels select the profiles"
 
 
 def test_every_container_has_requests_and_limits() -> None:

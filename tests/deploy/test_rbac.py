@@ -18,7 +18,15 @@ from lens.roles.node_agent import main as node_agent_main
 from lens.runtime.config import ControllerConfig, JobsConfig
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kube.recording import ApiRequest
-from tests.deploy import agentrun, apirun, controllerrun, jobsrun, rbacmanifests, rendering
+from tests.deploy import (
+    agentrun,
+    apirun,
+    controllerrun,
+    jobsrun,
+    rbacmanifests,
+    rendering,
+    tunerun,
+)
 from tests.deploy.rbacrules import Grant, Rbac, Rule, allowing, atom_of
 from tests.deploy.rendering import Document
 from tests.deploy.roleruns import Recorded, Requests, Settings, split
@@ -30,6 +38,7 @@ ACCOUNTS = {
     "jobs": "lens-jobs",
     "api": "lens-api",
     "node-agent": "lens-node-agent",
+    "tune": "lens-tune",
 }
 # The Secret of a JuiceFS class lives in another namespace: jobs.yaml tells the operator to bind
 # lens-jobs-storage-secrets there; these tests bind it as told.
@@ -155,6 +164,11 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> apirun.ApiRun:
     return apirun.run(tmp_path_factory.mktemp("api"))
 
 
+@pytest.fixture(scope="module")
+def tune(tmp_path_factory: pytest.TempPathFactory) -> tunerun.TuneRun:
+    return tunerun.run(tmp_path_factory.mktemp("tune"))
+
+
 def _moved(requests: Iterable[ApiRequest], source: str, target: str) -> list[ApiRequest]:
     """The requests as made in an installation whose namespace is `target`."""
     if source == target:
@@ -172,16 +186,25 @@ def _refused(
 
 
 def _home_requests(
-    role: str, controller: controllerrun.ControllerRun, jobs: Recorded, api: apirun.ApiRun
+    role: str,
+    controller: controllerrun.ControllerRun,
+    jobs: Recorded,
+    api: apirun.ApiRun,
+    tune: tunerun.TuneRun,
 ) -> Requests:
-    made = {"controller": controller.recorded.home, "jobs": jobs.home, "api": api.recorded.home}
+    made = {
+        "controller": controller.recorded.home,
+        "jobs": jobs.home,
+        "api": api.recorded.home,
+        "tune": tune.recorded.home,
+    }
     return made[role]
 
 
 # -- every request allowed ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("role", ["controller", "jobs", "api"])
+@pytest.mark.parametrize("role", ["controller", "jobs", "api", "tune"])
 def test_every_request_a_role_makes_is_allowed_by_its_rules_in_every_overlay(
     role: str,
     overlays: list[Overlay],
@@ -189,8 +212,9 @@ def test_every_request_a_role_makes_is_allowed_by_its_rules_in_every_overlay(
     controller: controllerrun.ControllerRun,
     jobs: Recorded,
     api: apirun.ApiRun,
+    tune: tunerun.TuneRun,
 ) -> None:
-    requests = _home_requests(role, controller, jobs, api)
+    requests = _home_requests(role, controller, jobs, api, tune)
     assert requests, f"{role} made no request"
     checked = [o for o in overlays if o.has(ACCOUNTS[role])]
     assert checked, f"no overlay renders {ACCOUNTS[role]}"
@@ -200,10 +224,17 @@ def test_every_request_a_role_makes_is_allowed_by_its_rules_in_every_overlay(
 
 
 def test_the_roles_did_what_the_requests_are_evidence_of(
-    controller: controllerrun.ControllerRun, jobs: Recorded, api: apirun.ApiRun
+    controller: controllerrun.ControllerRun,
+    jobs: Recorded,
+    api: apirun.ApiRun,
+    tune: tunerun.TuneRun,
 ) -> None:
     """Each feature ran (the requests are not those of a role that failed early)."""
     assert api.statuses == (200, 401), "a known token served, an unknown one refused"
+    assert tune.numa_balancing == "0\n", "the Node's label selected the profile"
+    assert {(r.resource, r.verb, r.name) for r in tune.recorded.home} == {
+        ("nodes", "get", tunerun.NODE)
+    }
     verbs = {(r.resource, r.verb) for r in controller.recorded.home}
     assert {("leases", "update"), ("services", "update"), ("endpointslices", "delete")} <= verbs
     assert {("jobs", "patch"), ("pytorchjobs", "patch"), ("cronjobs", "watch")} <= verbs
@@ -305,6 +336,7 @@ def _all_requests(
     controller: controllerrun.ControllerRun,
     jobs: Recorded,
     api: apirun.ApiRun,
+    tune: tunerun.TuneRun,
     kubelet: Iterable[ApiRequest],
 ) -> dict[str, list[ApiRequest]]:
     """Every recorded request by the ServiceAccount that makes it in `overlay`."""
@@ -321,6 +353,7 @@ def _all_requests(
         "lens-jobs": list(jobs.home),
         "lens-api": list(api.recorded.home),
         "lens-node-agent": list(kubelet),
+        "lens-tune": list(tune.recorded.home),
     }
     return {a: _moved(r, settings.namespace, overlay.namespace) for a, r in made.items()}
 
@@ -358,12 +391,13 @@ def test_every_rule_is_used_by_a_recorded_request_or_says_why(
     controller: controllerrun.ControllerRun,
     jobs: Recorded,
     api: apirun.ApiRun,
+    tune: tunerun.TuneRun,
 ) -> None:
     sources = rbacmanifests.source_rules()
     problems = []
     for overlay in overlays:
         rbac = overlay.rbac()
-        made = _all_requests(settings, overlay, controller, jobs, api, _kubelet_requests())
+        made = _all_requests(settings, overlay, controller, jobs, api, tune, _kubelet_requests())
         for account, requests in made.items():
             if not overlay.has(account):
                 continue
@@ -400,12 +434,13 @@ def test_lens_namespace_access_comes_from_roles_and_cluster_rules_reach_beyond_i
     controller: controllerrun.ControllerRun,
     jobs: Recorded,
     api: apirun.ApiRun,
+    tune: tunerun.TuneRun,
 ) -> None:
     """A Role where namespaced access suffices; a cluster-wide rule only for what lies
     outside Lens's namespace (cluster-scoped objects, all namespaces, workloads' namespaces)."""
     for overlay in overlays:
         rbac = overlay.rbac()
-        made = _all_requests(settings, overlay, controller, jobs, api, _kubelet_requests())
+        made = _all_requests(settings, overlay, controller, jobs, api, tune, _kubelet_requests())
         for account, requests in made.items():
             if not overlay.has(account):
                 continue
