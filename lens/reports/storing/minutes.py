@@ -1,11 +1,13 @@
 """Write node agents' GPU- and port-minutes (gpuminutes.py, portminutes.py) to gpu_minutes,
-gpu_minute_holders and rdma_port_minutes, and mark their hours for hours.py to roll up.
+gpu_minute_holders and rdma_port_minutes, sum each pod's minutes into gpu_minute_pods
+(podminutes.py), and mark their hours for hours.py to roll up.
 
 `lens jobs` calls it inside the event server's batch transaction, so the rows commit with the
 stream's sequence. Writing a minute again (a resent record, or a later report of a minute after
-the agent's clock stepped back) replaces its row and its holders: the store keeps the later
-report. `prepare` makes the rows without the database, for the server to prepare a batch while
-the last is written; `before_write` makes the day partitions they need (PostgreSQL).
+the agent's clock stepped back) replaces its row and its holders, and sums its pods again: the
+store keeps the later report. `prepare` makes the rows without the database, for the server to
+prepare a batch while the last is written; `before_write` makes the day partitions they need
+(PostgreSQL).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import peewee
 
 from lens.reports.gpuminutes import GpuMinute
 from lens.reports.portminutes import PortMinute
-from lens.reports.storing import partitions, retention
+from lens.reports.storing import partitions, podminutes, retention
 from lens.reports.storing.minuterows import (
     GPU_COLUMNS,
     HOLDER_COLUMNS,
@@ -61,6 +63,8 @@ class PreparedMinutes:
     holders: upserting.Planned | None
     ports: upserting.Planned | None
     pending: upserting.Planned | None  # the hours to roll up again (hours.py)
+    # (node, the minutes of its GPU rows): whose gpu_minute_pods rows are summed again.
+    summed: tuple[tuple[str, tuple[datetime.datetime, ...]], ...]
     days: frozenset[datetime.date]  # whose partitions the rows need
     rows: int  # gpu_minutes, gpu_minute_holders and rdma_port_minutes rows
     dropped: Dropped
@@ -130,6 +134,7 @@ class MinuteStore:
             pending=upserting.plan_upsert(
                 models.GpuHourPending, upserting.Table(PENDING_COLUMNS, marks)
             ),
+            summed=((node, tuple(sorted({at(m.start) for m in gpu_kept}))),) if gpu_kept else (),
             days=frozenset(partitions.day_of(minute) for minute in minutes),
             rows=sum(len(p.values) for p in planned if p is not None),  # each key once
             dropped=dropped,
@@ -167,6 +172,7 @@ class MinuteStore:
                 holders=upserting.merged([p.holders for p in prepared]),
                 ports=upserting.merged([p.ports for p in prepared]),
                 pending=upserting.merged([p.pending for p in prepared]),
+                summed=tuple(summed for p in prepared for summed in p.summed),
                 days=frozenset().union(*(p.days for p in prepared)),
                 rows=sum(p.rows for p in prepared),
                 dropped=Dropped(),
@@ -178,11 +184,14 @@ class MinuteStore:
         self._days.forget_before(day)
 
     def _write(self, prepared: PreparedMinutes) -> int:
+        # Last: they sum what the statements before them stored.
+        summing = podminutes.statements(cluster=self._cluster, written=prepared.summed)
         statements = _inline(prepared) if self._engine == "postgresql" else None
         if statements == []:
             return 0
         if statements is not None:
             # One round trip for all (psycopg2 fills the parameters in on this side).
+            statements += summing
             sql = ";\n".join(statement for statement, _ in statements)
             database.execute(self._db, sql, [v for _, values in statements for v in values])
             return prepared.rows
@@ -196,6 +205,8 @@ class MinuteStore:
                 written += planned.write()
         if prepared.pending is not None:
             prepared.pending.write()
+        for sql, values in summing:
+            database.execute(self._db, sql, values)
         return written
 
     def _admits(self, minute: datetime.datetime, now: datetime.datetime) -> bool:

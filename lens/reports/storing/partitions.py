@@ -1,13 +1,13 @@
 """Day partitions of the minute tables on PostgreSQL: made ahead of the writer, dropped by
 retention, and which minutes the store takes at all.
 
-gpu_minutes, gpu_minute_holders and rdma_port_minutes are partitioned BY RANGE (minute) on
-PostgreSQL (migration 0003), one partition per UTC day named <table>_pYYYYMMDD. A row whose day
-has no partition cannot be written, so minutes.py makes its days' first and the jobs make the
-coming days' ahead (`ensure_ahead`); retention.py drops whole days. Making or dropping a
-partition locks its parent table exclusively until the transaction ends, so each is its own
-short transaction with a lock timeout, run outside the writers' batches. Making partitions is
-a no-op on SQLite and MariaDB, whose tables are plain.
+gpu_minutes, gpu_minute_holders, rdma_port_minutes and gpu_minute_pods are partitioned BY RANGE
+(minute) on PostgreSQL (migrations 0003 and 0011), one partition per UTC day named
+<table>_pYYYYMMDD. A row whose day has no partition cannot be written, so minutes.py makes its
+days' first and the jobs make the coming days' ahead (`ensure_ahead`); retention.py drops whole
+days. Making or dropping a partition locks its parent table exclusively until the transaction
+ends, so each is its own short transaction with a lock timeout, run outside the writers'
+batches. Making partitions is a no-op on SQLite and MariaDB, whose tables are plain.
 """
 
 from __future__ import annotations

@@ -104,13 +104,15 @@ class ReportRecorder:
 
     def write(self, batches: Sequence[tuple[str, object]]) -> None:
         reports = [(node, _reports(prepared)) for node, prepared in batches]
-        self._minutes.write_many([prepared.minutes for _, prepared in reports])
+        # Devices first: the minutes' per-pod sums take each GPU's VRAM size from its row, and
+        # a new node's first batch brings both.
         for node, prepared in reports:
             changes: dict[str, int] = {}
             for inventory in prepared.inventories:
                 for op, rows in self._devices.write(node, inventory).by_op().items():
                     changes[op] = changes.get(op, 0) + rows
             prepared.changes = changes
+        self._minutes.write_many([prepared.minutes for _, prepared in reports])
 
     def committed(self, prepared: object) -> None:
         assert isinstance(prepared, PreparedReports)

@@ -29,6 +29,7 @@ MINUTE_MODELS: tuple[type[models.LensModel], ...] = (
     models.GpuMinuteReport,
     models.GpuMinuteHolder,
     models.RdmaPortMinute,
+    models.GpuMinutePod,  # sums of the minutes above: gone with them
     models.GpuHourPending,  # marks of hours whose minutes are gone cannot be rolled up
 )
 HOUR_MODELS: tuple[type[models.LensModel], ...] = (models.GpuHour, models.GpuHourHolder)

@@ -22,8 +22,10 @@ from lens.store.models.reports import (
     GpuHourHolder,
     GpuHourPending,
     GpuMinuteHolder,
+    GpuMinutePod,
     GpuMinuteReport,
     RdmaPortMinute,
+    RollupStart,
 )
 from lens.store.models.storage import Storage
 from lens.store.models.tables import ALL_MODELS, APPEND_ONLY_MODELS
@@ -53,6 +55,7 @@ __all__ = [
     "GpuHoursDaily",
     "GpuIdleInterval",
     "GpuMinuteHolder",
+    "GpuMinutePod",
     "GpuMinuteReport",
     "GpuPod",
     "GpuPodEvent",
@@ -68,6 +71,7 @@ __all__ = [
     "PodSnapshot",
     "RdmaDevice",
     "RdmaPortMinute",
+    "RollupStart",
     "Storage",
     "TrainingPerformance",
     "TrainingStraggler",

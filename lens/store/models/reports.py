@@ -1,10 +1,12 @@
 """Node device reports (docs/reports.md): gpu_minutes, gpu_minute_holders, rdma_port_minutes, their
-hourly rollup gpu_hours and gpu_hour_holders, and gpu_hours_pending (hours to roll up again).
+hourly rollup gpu_hours and gpu_hour_holders, gpu_hours_pending (hours to roll up again), and
+gpu_minute_pods (each pod's sums per node and minute, for workload series) with rollup_starts.
 
 lens/reports/storing/ writes them (minutes.py, hours.py) and trims them (retention.py). These
 tables have no surrogate id: they hold a row per device and minute (a billion rows at 100,000
 GPUs), and their natural key is the only identity anything uses. On PostgreSQL the three minute
-tables are partitioned by day on `minute` (migration 0003; storing/partitions.py).
+tables, and gpu_minute_pods, are partitioned by day on `minute` (migrations 0003 and 0011;
+storing/partitions.py).
 """
 
 from __future__ import annotations
@@ -86,6 +88,52 @@ class GpuMinuteHolder(LensModel):
             (("namespace", "minute"), False),
             (("minute",), False),
         )
+
+
+class GpuMinutePod(LensModel):
+    """One pod's GPUs on one node over one UTC minute: its gpu_minute_holders rows joined to
+    the GPU-minutes they held and those GPUs' gpu_devices rows, summed (storing/podminutes.py).
+
+    Each figure is a sum of the figure times the seconds held and the seconds held where the
+    figure was known, so minutes add up into any bucket exactly: a workload's series reads
+    a row per pod and minute instead of a row per GPU-minute held, joined twice."""
+
+    node_name = peewee.CharField(max_length=NAME)
+    minute = UtcDateTimeField()
+    pod_uid = text(UID)
+    held_seconds = peewee.DoubleField()
+    utilization_seconds = peewee.DoubleField()  # held seconds x utilization (a ratio)
+    utilization_known_seconds = peewee.DoubleField()
+    vram_ratio_seconds = peewee.DoubleField()  # held seconds x VRAM used / the GPU's VRAM
+    vram_known_seconds = peewee.DoubleField()  # held seconds where VRAM used was known
+    # The one VRAM size (gpu_devices.vram_bytes, when written) of the GPUs whose VRAM use is
+    # known; NULL: none known, one without a size, or sizes that differ. A reader may use
+    # vram_ratio_seconds only while the node's GPUs still have that size.
+    vram_bytes = peewee.BigIntegerField(null=True)
+    power_joules = peewee.DoubleField()  # held seconds x mean power
+    power_known_seconds = peewee.DoubleField()
+
+    class Meta:
+        table_name = "gpu_minute_pods"
+        primary_key = False
+        indexes = (
+            (("cluster", "node_name", "minute", "pod_uid"), True),
+            (("pod_uid", "minute"), False),
+            (("minute",), False),
+        )
+
+
+class RollupStart(LensModel):
+    """From which minute on a rollup table (`rollup`) holds every minute: the minutes before
+    `since` were written before the table existed and are read from what it sums.
+    `cluster` '' stands for every cluster (migration 0011 records the latest minute stored)."""
+
+    rollup = peewee.CharField(max_length=64)
+    since = UtcDateTimeField()
+
+    class Meta:
+        table_name = "rollup_starts"
+        indexes = ((("cluster", "rollup"), True),)
 
 
 class RdmaPortMinute(LensModel):
@@ -206,4 +254,9 @@ class GpuHourPending(LensModel):
 
 
 # Partitioned by day on `minute` on PostgreSQL (storing/partitions.py).
-DAY_PARTITIONED: tuple[type[LensModel], ...] = (GpuMinuteReport, GpuMinuteHolder, RdmaPortMinute)
+DAY_PARTITIONED: tuple[type[LensModel], ...] = (
+    GpuMinuteReport,
+    GpuMinuteHolder,
+    RdmaPortMinute,
+    GpuMinutePod,
+)

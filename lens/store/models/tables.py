@@ -16,8 +16,10 @@ from lens.store.models.reports import (
     GpuHourHolder,
     GpuHourPending,
     GpuMinuteHolder,
+    GpuMinutePod,
     GpuMinuteReport,
     RdmaPortMinute,
+    RollupStart,
 )
 from lens.store.models.storage import Storage
 from lens.store.models.training import TrainingStraggler
@@ -58,6 +60,8 @@ ALL_MODELS: tuple[type[LensModel], ...] = (
     GpuIdleInterval,
     GpuHoursDaily,
     TrainingStraggler,
+    GpuMinutePod,
+    RollupStart,
 )
 
 APPEND_ONLY_MODELS: tuple[type[LensModel], ...] = tuple(m for m in ALL_MODELS if m.APPEND_ONLY)

@@ -19,7 +19,7 @@ from .conftest import T0, at
 
 TODAY = at(T0).date()
 DAY = datetime.timedelta(days=1)
-TABLES = ("gpu_minutes", "gpu_minute_holders", "rdma_port_minutes")
+TABLES = ("gpu_minutes", "gpu_minute_holders", "rdma_port_minutes", "gpu_minute_pods")
 
 
 def _days(db: peewee.Database) -> dict[str, list[datetime.date]]:
@@ -142,7 +142,7 @@ def test_the_day_cache_checks_each_day_once(db: peewee.Database) -> None:
     if not partitions.is_partitioned(db):
         assert first == []
         return
-    assert len(first) == 3
+    assert len(first) == len(TABLES)
     partitions.drop_partition(db, partitions.list_partitions(db, "gpu_minutes")[0])
     assert cache.ensure([TODAY]) == [], "known made: not checked again"
     cache.forget_before(TODAY + DAY)

@@ -1,5 +1,6 @@
 """The event server's extension for device reports: minutes and inventories decoded, a minute
-repeated in one batch written once (the later report), committed with the batch, counted after."""
+repeated in one batch written once (the later report), committed with the batch (the devices
+before the minutes' per-pod sums, which take their VRAM), counted after."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def _minute(utilization: float) -> GpuMinute:
         samples=60,
         expected_samples=60,
         utilization_mean_ratio=utilization,
+        vram_used_mean_bytes=2.0**30,
         held_by=Attribution(
             shares=(Share(holder=holder, held_seconds=45.0, seconds=45.0),), idle_seconds=15.0
         ),
@@ -52,7 +54,15 @@ def test_reports_commit_with_their_batch_the_later_minute_winning(db: peewee.Dat
     )
     first = wire.gpu_minutes_record([_minute(0.25)])
     later = wire.gpu_minutes_record([_minute(0.75)])
-    gpu = GpuFacts(uuid="GPU-0", index=0, vendor="amd", model="MI300X", serial="S", pci_bus_id="")
+    gpu = GpuFacts(
+        uuid="GPU-0",
+        index=0,
+        vendor="amd",
+        model="MI300X",
+        serial="S",
+        pci_bus_id="",
+        vram_bytes=2**32,
+    )
     inventory = inventorywire.inventory_record(DeviceInventory(time=T0, gpus=(gpu,)))
     wirevalues.set_time(inventory.observed_at, T0 + 5)
     records = [Carried(recorder, recorder.decode(r)) for r in (first, later, inventory)]
@@ -63,6 +73,9 @@ def test_reports_commit_with_their_batch_the_later_minute_winning(db: peewee.Dat
     assert row.utilization_mean_ratio == 0.75
     (held,) = models.GpuMinuteHolder.select()
     assert (held.pod_uid, held.seconds) == ("u", 45.0)
+    # The node's first batch brings its inventory: the pod's sums took its GPU's VRAM.
+    (pod,) = models.GpuMinutePod.select()
+    assert (pod.pod_uid, pod.vram_bytes, pod.vram_ratio_seconds) == ("u", 2**32, 0.25 * 45.0)
     (device,) = models.GpuDevice.select()
     assert (device.uuid, device.serial, device.deleted_at) == ("GPU-0", "S", None)
     (change,) = models.NodeDeviceChangelog.select()

@@ -44,7 +44,13 @@ def test_minutes_older_than_the_cutoff_are_deleted_and_no_others(
     by_table = {r.table: r for r in result}
     cutoff = at(LATER) - retention.MINUTES_KEEP
     kept = sorted(at(s) for s in STARTS if at(s) >= cutoff)
-    for model in (models.GpuMinuteReport, models.GpuMinuteHolder, models.RdmaPortMinute):
+    minute_tables = (
+        models.GpuMinuteReport,
+        models.GpuMinuteHolder,
+        models.RdmaPortMinute,
+        models.GpuMinutePod,
+    )
+    for model in minute_tables:
         assert _stored(model) == kept, model.__name__
         done = by_table[model._meta.table_name]
         assert done.complete

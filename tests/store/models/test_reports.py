@@ -35,6 +35,13 @@ def test_tables_and_their_natural_keys() -> None:
                 False,
             ),
             (reports.GpuHourPending, "gpu_hours_pending", ("cluster", "node_name", "hour"), False),
+            (
+                reports.GpuMinutePod,
+                "gpu_minute_pods",
+                ("cluster", "node_name", "minute", "pod_uid"),
+                False,
+            ),
+            (reports.RollupStart, "rollup_starts", ("cluster", "rollup"), False),
         ]
     )
 
@@ -46,6 +53,7 @@ MODELS = (
     reports.GpuHour,
     reports.GpuHourHolder,
     reports.GpuHourPending,
+    reports.GpuMinutePod,
 )
 
 
@@ -56,7 +64,12 @@ def test_report_tables_have_no_surrogate_id() -> None:
 
 
 def test_the_minute_tables_are_partitioned_by_their_minute() -> None:
-    partitioned = (reports.GpuMinuteReport, reports.GpuMinuteHolder, reports.RdmaPortMinute)
+    partitioned = (
+        reports.GpuMinuteReport,
+        reports.GpuMinuteHolder,
+        reports.RdmaPortMinute,
+        reports.GpuMinutePod,
+    )
     assert partitioned == reports.DAY_PARTITIONED
     for model in reports.DAY_PARTITIONED:
         # PostgreSQL: every unique index of a partitioned table holds its partition key.
@@ -87,6 +100,10 @@ def test_hot_queries_are_indexed() -> None:
         (reports.GpuHourHolder, ("hour",)),
         # the rollup's oldest marks first
         (reports.GpuHourPending, ("cluster", "hour")),
+        # a workload's pods' sums over a time range; the writer's delete; retention
+        (reports.GpuMinutePod, ("pod_uid", "minute")),
+        (reports.GpuMinutePod, ("cluster", "node_name", "minute")),
+        (reports.GpuMinutePod, ("minute",)),
     ]
     for model, columns in hot:
         assert covered(model, columns), (model.__name__, columns)

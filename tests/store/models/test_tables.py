@@ -37,6 +37,8 @@ REPORT_TABLE_NAMES = {
 USAGE_TABLE_NAMES = {"gpu_idle_intervals", "gpu_hours_daily"}
 # Lens's own (issue 21): training stragglers.
 TRAINING_TABLE_NAMES = {"training_stragglers"}
+# Lens's own (issue 19): each pod's GPU-minute sums for workload series, and where they start.
+ROLLUP_TABLE_NAMES = {"gpu_minute_pods", "rollup_starts"}
 
 
 def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:
@@ -47,6 +49,7 @@ def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:
         | REPORT_TABLE_NAMES
         | USAGE_TABLE_NAMES
         | TRAINING_TABLE_NAMES
+        | ROLLUP_TABLE_NAMES
     )
     dead = {"fault", "ai_workload_metadata", "workload_resource", "gpu_workload_allocation_history"}
     assert not dead & {m._meta.table_name for m in models.ALL_MODELS}
