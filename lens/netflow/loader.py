@@ -1,0 +1,161 @@
+"""The eBPF backend: `bpf/flows.c` compiled and attached with bcc (Debian's python3-bpfcc), its
+maps read each interval into `SocketCounters`. What it needs and lacks (bcc, kernel headers,
+tracefs, CAP_BPF) is one NetflowUnavailable line naming it, so the role can say so and fall back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from lens.netflow import sockets
+from lens.runtime import errors
+
+PROGRAM = Path(__file__).with_name("bpf") / "flows.c"
+# Debian's python3-bpfcc installs bcc for the system Python; a virtualenv does not see it.
+SYSTEM_PACKAGES = Path("/usr/lib/python3/dist-packages")
+TRACEPOINTS = (
+    "sock/inet_sock_set_state",
+    "sock/sock_send_length",
+    "sock/sock_recv_length",
+    "tcp/tcp_probe",
+    "tcp/tcp_retransmit_skb",
+    "tcp/tcp_destroy_sock",
+)
+TRACEFS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
+
+
+class NetflowUnavailable(errors.SourceError):
+    """The eBPF backend cannot run here; the message says what is missing."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dropped:
+    """Flows the kernel could not keep because a map was full, since the program loaded."""
+
+    flows_full: int
+    closed_full: int
+
+
+def import_bcc() -> ModuleType:
+    """bcc, from this interpreter's packages or else from Debian's python3-bpfcc."""
+    try:
+        import bcc  # type: ignore[import-not-found]  # Debian's package, no stubs
+
+        return bcc  # type: ignore[no-any-return]
+    except ImportError:
+        pass
+    init = SYSTEM_PACKAGES / "bcc" / "__init__.py"
+    if not init.is_file():
+        raise NetflowUnavailable(
+            "bcc is not installed: install Debian's python3-bpfcc (not the PyPI package 'bcc')"
+        )
+    spec = importlib.util.spec_from_file_location(
+        "bcc", init, submodule_search_locations=[str(init.parent)]
+    )
+    if spec is None or spec.loader is None:
+        raise NetflowUnavailable(f"bcc at {init.parent} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bcc"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # libbcc missing or of another version: whatever bcc raises
+        del sys.modules["bcc"]
+        raise NetflowUnavailable(f"bcc cannot be loaded ({type(exc).__name__}: {exc})") from None
+    return module
+
+
+def missing_tracepoints() -> list[str]:
+    """The tracepoints the program needs that this kernel's tracefs does not show."""
+    for root in TRACEFS:
+        events = root / "events"
+        if events.is_dir():
+            return [name for name in TRACEPOINTS if not (events / name).is_dir()]
+    return list(TRACEPOINTS)
+
+
+class EbpfFlows:
+    """The loaded program; `read()` each interval, `close()` once."""
+
+    def __init__(self, *, max_flows: int = 65536, max_closed: int = 65536) -> None:
+        missing = missing_tracepoints()
+        if missing:
+            raise NetflowUnavailable(
+                "tracepoints missing (or tracefs not mounted at /sys/kernel/tracing): "
+                + ", ".join(missing)
+            )
+        bcc = import_bcc()
+        # The program and map names as bytes (bcc warns of text: DeprecationWarning); its
+        # cflags as text, which it encodes itself.
+        cflags = [f"-DLENS_MAX_FLOWS={max_flows}", f"-DLENS_MAX_CLOSED={max_closed}"]
+        try:
+            self._bpf: Any = bcc.BPF(text=PROGRAM.read_bytes(), cflags=cflags)
+        except Exception as exc:  # bcc raises bare Exceptions for compile and load failures
+            raise NetflowUnavailable(_why_not_loaded(exc)) from None
+        self._flows = self._bpf[b"flows"]
+        self._closed = self._bpf[b"closed"]
+        self._dropped = self._bpf[b"dropped"]
+
+    def read(self) -> tuple[list[sockets.SocketCounters], list[sockets.SocketCounters]]:
+        """The live sockets' counters, then the sockets destroyed since the last read (taken out
+        of the kernel's `closed` map). In this order: a socket destroyed between the two reads
+        is in both, and its last interval is the difference (DeltaTracker.advance)."""
+        live = [decode(int(key.value), value) for key, value in self._flows.items()]
+        closed = []
+        for key, value in list(self._closed.items()):
+            closed.append(decode(int(key.sk), value))
+            with contextlib.suppress(KeyError):
+                del self._closed[key]
+        return live, closed
+
+    def dropped(self) -> Dropped:
+        counts = [int(self._dropped[self._dropped.Key(index)].value) for index in (0, 1)]
+        return Dropped(flows_full=counts[0], closed_full=counts[1])
+
+    def close(self) -> None:
+        self._bpf.cleanup()
+
+
+def decode(socket: int, value: Any) -> sockets.SocketCounters:
+    """One map value (bcc's ctypes struct of `struct flow_t`) as counters."""
+    family = int(value.family)
+    rtt_count = int(value.rtt_count)
+    return sockets.SocketCounters(
+        socket=socket,
+        local=sockets.Endpoint(
+            address=sockets.parse_address(family, bytes(value.local_addr)),
+            port=int(value.local_port),
+        ),
+        remote=sockets.Endpoint(
+            address=sockets.parse_address(family, bytes(value.remote_addr)),
+            port=int(value.remote_port),
+        ),
+        opened=sockets.parse_opened(int(value.opened)),
+        sent=int(value.sent),
+        received=int(value.received),
+        segments_in=int(value.segments_in),
+        rtt_sum_us=int(value.rtt_sum_us),
+        rtt_count=rtt_count,
+        rtt_min_us=int(value.rtt_min_us) if rtt_count else None,
+        rtt_max_us=int(value.rtt_max_us) if rtt_count else None,
+        retransmits=int(value.retransmits),
+        closed=bool(value.closed),
+    )
+
+
+def _why_not_loaded(exc: Exception) -> str:
+    text = str(exc)
+    if "kernel headers" in text.lower() or "/lib/modules" in text:
+        return (
+            "no kernel headers for bcc: link the nearest Debian linux-headers to "
+            "/lib/modules/$(uname -r)/build and source (docs/netflow.md)"
+        )
+    if "Operation not permitted" in text or "EPERM" in text:
+        return "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON"
+    first = text.splitlines()[0][:200] if text else type(exc).__name__
+    return f"the BPF program did not load: {first}"

@@ -1,0 +1,65 @@
+"""What the kernel-side aggregation gives per TCP socket, decoded: its two endpoints, who opened
+it, and counters that only grow while it lives (`bpf/flows.c`). `flows.py` turns successive
+readings into what happened in each interval.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Literal
+
+from lens.runtime import errors
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Opened = Literal["here", "there", "unknown"]
+
+AF_INET = 2
+AF_INET6 = 10
+# The kernel program's codes for who opened a connection (LENS_OPENED_*).
+OPENED_CODES: dict[int, Opened] = {0: "here", 1: "there", 2: "unknown"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Endpoint:
+    address: IPAddress
+    port: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SocketCounters:
+    """One socket's totals since the program first saw it."""
+
+    socket: int  # the kernel's address of the socket: unique while it lives
+    local: Endpoint
+    remote: Endpoint
+    opened: Opened
+    sent: int
+    received: int
+    segments_in: int
+    rtt_sum_us: int
+    rtt_count: int
+    rtt_min_us: int | None
+    rtt_max_us: int | None
+    retransmits: int
+    closed: bool
+
+
+def parse_address(family: int, raw: bytes) -> IPAddress:
+    """An address as the program stores it (16 bytes, IPv4 in the first 4); an IPv4-mapped IPv6
+    address (an IPv4 peer of a dual-stack socket) is the IPv4 address."""
+    if len(raw) != 16:
+        raise errors.SourceError(f"a socket address of {len(raw)} bytes, expected 16")
+    if family == AF_INET:
+        return ipaddress.IPv4Address(raw[:4])
+    if family == AF_INET6:
+        address = ipaddress.IPv6Address(raw)
+        return address.ipv4_mapped or address
+    raise errors.SourceError(f"address family {family}, expected {AF_INET} or {AF_INET6}")
+
+
+def parse_opened(code: int) -> Opened:
+    opened = OPENED_CODES.get(code)
+    if opened is None:
+        raise errors.SourceError(f"an opened code {code}, expected one of {sorted(OPENED_CODES)}")
+    return opened

@@ -1,0 +1,90 @@
+"""Two network namespaces joined by a link with a known delay, made by the test (as root): two
+TUN devices carried by a delay line in a process of its own (delayline.py: this kernel has no
+netem), and the traffic generator (traffic.py) run in each."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TRAFFIC = Path(__file__).with_name("traffic.py")
+DELAY_LINE = Path(__file__).with_name("delayline.py")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Link:
+    """Namespace `client` (address client_ip) reaches `server` (server_ip) over a link whose
+    round trip takes `rtt_ms` (half each way)."""
+
+    client: str
+    server: str
+    client_ip: str
+    server_ip: str
+    client_ip6: str
+    server_ip6: str
+    rtt_ms: float
+
+    def run(self, namespace: str, *args: str) -> subprocess.Popen[str]:
+        command = ["ip", "netns", "exec", namespace, sys.executable, str(TRAFFIC), *args]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+
+    def transfer(self, *, to: str, port: int, send: int, reply: int) -> tuple[int, int]:
+        """`send` bytes from the client to the server at `to`, `reply` back; what each read."""
+        server = self.run(self.server, "serve", to, str(port), str(reply))
+        assert server.stdout is not None
+        assert server.stdout.readline().strip() == "listening"
+        client = self.run(self.client, "send", to, str(port), str(send))
+        client_out, _ = client.communicate(timeout=120)
+        server_out, _ = server.communicate(timeout=120)
+        return int(server_out.strip()), int(client_out.strip())
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def link() -> Iterator[Link]:
+    tag = f"{os.getpid() % 100000}"
+    client, server = f"lens-nf-c{tag}", f"lens-nf-s{tag}"
+    found = Link(
+        client=client,
+        server=server,
+        client_ip="10.203.0.1",
+        server_ip="10.203.0.2",
+        client_ip6="fd00:203::1",
+        server_ip6="fd00:203::2",
+        rtt_ms=40.0,
+    )
+    devices = (f"lnc{tag}", f"lns{tag}")
+    line = subprocess.Popen(
+        [sys.executable, str(DELAY_LINE), *devices, str(found.rtt_ms / 2000)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert line.stdout is not None and line.stdout.readline().strip() == "ready"
+    _ip("netns", "add", client)
+    _ip("netns", "add", server)
+    try:
+        for namespace, device, ip4, ip6 in (
+            (client, devices[0], found.client_ip, found.client_ip6),
+            (server, devices[1], found.server_ip, found.server_ip6),
+        ):
+            _ip("link", "set", device, "netns", namespace)
+            _ip("-n", namespace, "addr", "add", f"{ip4}/24", "dev", device)
+            _ip("-n", namespace, "addr", "add", f"{ip6}/64", "dev", device, "nodad")
+            _ip("-n", namespace, "link", "set", device, "up")
+            _ip("-n", namespace, "link", "set", "lo", "up")
+        yield found
+    finally:
+        _ip("netns", "del", client)
+        _ip("netns", "del", server)
+        line.terminate()
+        line.wait(10)
+        line.stdout.close()
