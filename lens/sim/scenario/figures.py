@@ -128,10 +128,16 @@ class Figures:
             utilization_ratio=weighted / seconds if seconds else None,
         )
 
-    def utilization(self, workload_uid: str, start: int, end: int) -> float | None:
-        """A workload's mean utilization over [start, end): its GPU-minutes weighted by the
-        seconds its pods held them (None: it held none)."""
-        holds = [h for h in self.truth.holds if h.workload.uid == workload_uid and h.gpus]
+    def utilization(
+        self, workload_uid: str, start: int, end: int, *, node: str | None = None
+    ) -> float | None:
+        """A workload's mean utilization over [start, end) (on `node` only, if given): its
+        GPU-minutes weighted by the seconds its pods held them (None: it held none)."""
+        holds = [
+            h
+            for h in self.truth.holds
+            if h.workload.uid == workload_uid and h.gpus and node in (None, h.node)
+        ]
         return self._consumer(holds, start, end).utilization_ratio if holds else None
 
     # -- idle GPUs ------------------------------------------------------------------------

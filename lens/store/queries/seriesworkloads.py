@@ -1,6 +1,6 @@
 """A workload's GPU figures per step of a time range, per node, for the API's
 /v1/workloads/{uid}/metrics: from the GPU-minutes (or GPU-hours, timerange.py) its pods held,
-and its training performance rows.
+summed per pod and minute when written (workloadsums.py), and its training performance rows.
 
 A workload's pods are those workload_pod_references links to it (the controller links every
 level of a pod's owner chain, so a top-level workload has all the pods beneath it). A figure of
@@ -14,17 +14,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import defaultdict
-from collections.abc import Iterable
 from typing import Any
 
 import peewee
 
 from lens.store import database, models
+from lens.store.queries import workloadsums
 from lens.store.queries.reading import reading
-from lens.store.queries.series import Point, Tables, mean, tables, weighted
+from lens.store.queries.series import Point, mean, tables
 from lens.store.queries.timerange import TimeRange, bucket
-
-_FIGURES = ("utilization", "memory", "power")
+from lens.store.queries.workloadsums import FIGURES
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,58 +55,6 @@ def workload_gpus(cluster: str, uid: str) -> int | None:
     query = table.select(table.gpu_request).where((table.cluster == cluster) & (table.uid == uid))
     found = [int(gpus) for (gpus,) in database.tuple_rows(query.tuples())]
     return found[0] if found else None
-
-
-def _pods(cluster: str, uid: str) -> peewee.ModelSelect[Any]:
-    reference = models.WorkloadPodReference
-    return reference.select(reference.pod_uid).where(
-        (reference.cluster == cluster) & (reference.workload_uid == uid)
-    )
-
-
-def _joined(t: Tables, query: peewee.ModelSelect[Any]) -> peewee.ModelSelect[Any]:
-    """`query` over holder rows joined with the GPU rows they hold and those GPUs' devices."""
-    device = models.GpuDevice
-    holder, gpu = t.holder_field, t.gpu_field
-    same = (
-        (gpu("cluster") == holder("cluster"))
-        & (gpu("node_name") == holder("node_name"))
-        & (gpu(t.at) == holder(t.at))
-        & (gpu("gpu_uuid") == holder("gpu_uuid"))
-    )
-    return query.join(t.gpu, on=same).join(
-        device,
-        peewee.JOIN.LEFT_OUTER,
-        on=(device.cluster == holder("cluster"))
-        & (device.node_name == holder("node_name"))
-        & (device.uuid == holder("gpu_uuid")),
-    )
-
-
-def _held_buckets(
-    db: peewee.Database, *, t: Tables, cluster: str, uid: str, span: TimeRange
-) -> Iterable[tuple[Any, ...]]:
-    """(node, bucket, then a sum and its weight for each of _FIGURES) of the pods' GPU rows."""
-    node, weight = t.holder_field("node_name"), t.holder_field("held_seconds")
-    number = bucket(db, t.holder_field(t.at), span)
-    vram = t.gpu_field("vram_used_mean_bytes") / peewee.fn.NULLIF(models.GpuDevice.vram_bytes, 0)
-    columns = (t.gpu_field("utilization_mean_ratio"), vram, t.gpu_field("power_mean_watts"))
-    query = _joined(
-        t,
-        t.holder.select(
-            node, number, *(part for figure in columns for part in weighted(figure, weight))
-        ),
-    )
-    query = (
-        query.where(
-            t.within(t.holder, cluster, span)
-            & t.within(t.gpu, cluster, span)  # implied by the join; bounds the GPU rows read
-            & t.holder_field("pod_uid").in_(_pods(cluster, uid))
-        )
-        .group_by(node, number)
-        .tuples()
-    )
-    return database.tuple_rows(query)
 
 
 def _tflops(performance: object) -> float | None:
@@ -160,17 +107,15 @@ def workload_metrics(
         if gpus is None:
             return None
         t = tables(span.resolution(gpus=gpus))
-        rows = list(_held_buckets(db, t=t, cluster=cluster, uid=uid, span=span))
+        sums = workloadsums.summed(db, t=t, cluster=cluster, uid=uid, span=span)
         training = _training(db, cluster=cluster, uid=uid, span=span)
-    series: dict[str, dict[str, list[Point]]] = {f: defaultdict(list) for f in _FIGURES}
-    for node, number, *sums in sorted(rows, key=lambda row: (str(row[0]), int(row[1]))):
-        for position, figure in enumerate(_FIGURES):
+    series: dict[str, dict[str, list[Point]]] = {f: defaultdict(list) for f in FIGURES}
+    for (node, number), figures in sorted(sums.items()):
+        for position, figure in enumerate(FIGURES):
             scale = 1.0 if figure == "power" else 100.0
-            value = mean(sums[2 * position], sums[2 * position + 1], scale=scale)
+            value = mean(figures[2 * position], figures[2 * position + 1], scale=scale)
             if value is not None:
-                series[figure][str(node)].append(
-                    Point(timestamp=span.stamp(int(number)), value=value)
-                )
+                series[figure][node].append(Point(timestamp=span.stamp(number), value=value))
 
     def per_node(figure: str) -> tuple[NodeSeries, ...]:
         return tuple(

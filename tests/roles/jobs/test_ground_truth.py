@@ -12,7 +12,10 @@ What Lens computes from its tables is compared with what the player recorded it 
 - allocation rate at every minute within 0.5 %, each node's ratio exactly;
 - consumers at every minute: GPUs and pods exact, utilization within 0.5 %;
 - GPU-hours held and used per top-level workload and namespace, every 20 minutes: within 0.5 %;
-- idle (GPU, pod) minutes: precision and recall of at least 99 %.
+- idle (GPU, pod) minutes: precision and recall of at least 99 %;
+- each workload's utilization per node over the replay (/v1/workloads/{uid}/metrics): within
+  0.5 %; and every figure of its series, per minute and over the replay, the same from the
+  per-pod sums (gpu_minute_pods) as from the holder rows they sum.
 
 The replay covers the preset's first SPAN_MINUTES (its batch jobs arrive over the first hour
 and some end within it; services and training run on), not its whole length (about three hours
@@ -21,6 +24,7 @@ until the last batch job ends), to keep the run within about three minutes.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 from pathlib import Path
@@ -32,12 +36,17 @@ from lens.roles.jobs import idling
 from lens.sim.scenario import spec
 from lens.sim.scenario.figures import NAMESPACE, WORKLOAD, Figures, IdleMinute
 from lens.store import database, models
+from lens.store.queries import seriesworkloads
+from lens.store.queries.timerange import TimeRange
 from tests.roles.jobs.groundtruth import Replay, replay
+from tests.store.before0011 import as_if_all_before_0011
 
 pytestmark = pytest.mark.timeout(420)
 log = logging.getLogger(__name__)
 
 TOLERANCE = 0.005  # the issue's: within 0.5 %
+CLUSTER = "default"
+HALF_HOUR = 1800
 PRECISION = RECALL = 0.99
 # A whole hour of a fixed day: the replay stays within one UTC day (GPU-hours are per day).
 START = int(datetime.datetime(2026, 6, 1, 8, 0, tzinfo=datetime.UTC).timestamp())
@@ -180,6 +189,51 @@ def _check_idle(played: Replay, figures: Figures, margins: Margins) -> None:
     assert margins.idle >= (PRECISION, RECALL), margins.idle
 
 
+def _same_series(
+    rolled: seriesworkloads.WorkloadMetrics, joined: seriesworkloads.WorkloadMetrics
+) -> None:
+    """Every point the same but for the order of the additions behind it."""
+    for figure in ("utilization", "memory", "power"):
+        lines, others = getattr(rolled, figure), getattr(joined, figure)
+        assert [line.node_name for line in lines] == [line.node_name for line in others]
+        for line, other in zip(lines, others, strict=True):
+            assert [p.timestamp for p in line.points] == [p.timestamp for p in other.points]
+            values = [p.value for p in other.points]
+            assert [p.value for p in line.points] == pytest.approx(values, rel=1e-9), figure
+
+
+def _check_workload_series(played: Replay, figures: Figures, margins: Margins) -> int:
+    """Each workload's series over the replay, by half hours (read from minutes: a step of an
+    hour reads hours) and by minutes; the workloads compared."""
+    jobs = played.jobs
+    assert jobs is not None
+    halves = TimeRange(start=played.start, end=played.end, step=HALF_HOUR)
+    compared = 0
+    for uid in sorted({h.workload.uid for h in played.truth.holds if h.gpus}):
+        found = {}
+        for span in (halves, dataclasses.replace(halves, step=60)):
+            rolled = seriesworkloads.workload_metrics(jobs.db, cluster=CLUSTER, uid=uid, span=span)
+            with as_if_all_before_0011(jobs.db, CLUSTER):
+                joined = seriesworkloads.workload_metrics(
+                    jobs.db, cluster=CLUSTER, uid=uid, span=span
+                )
+            assert (rolled is None) == (joined is None), uid
+            if rolled is not None and joined is not None:
+                _same_series(rolled, joined)
+            found[span.step] = rolled
+        series = found[HALF_HOUR]
+        if series is None:
+            continue  # a bare pod: no workload row of its own
+        compared += 1
+        for line in series.utilization:
+            for point in line.points:
+                end = min(point.timestamp + HALF_HOUR, played.end)
+                truth = figures.utilization(uid, point.timestamp, end, node=line.node_name)
+                assert truth is not None, (uid, line.node_name, point.timestamp)
+                margins.check("workload utilization per node", point.value, 100 * truth)
+    return compared
+
+
 @pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
 def test_lens_figures_match_what_the_scenario_enacted(
     empty_database_url: str, memory_dir: Path
@@ -201,7 +255,9 @@ def test_lens_figures_match_what_the_scenario_enacted(
 
         played.play(at_minute)
         _check_idle(played, figures, margins)
+        workloads = _check_workload_series(played, figures, margins)
     log.info("ground truth margins: %s", margins.report())
     assert margins.compared["allocation rate"] == SPAN_MINUTES
     assert margins.compared["consumer utilization"] > 100 * SPAN_MINUTES
     assert min(margins.compared[f"held GPU-hours per {k}"] for k in (WORKLOAD, NAMESPACE)) > 20
+    assert workloads > 50

@@ -94,6 +94,11 @@ def test_consumers_are_the_running_pods_workloads_and_their_recent_gpu_minutes(
         (2 * (30 * 0.4 + 60 * 0.8) + 60 * 0.8 + 30 * 0.4) / 270
     )
     assert figures.utilization("w-none", T0, T0 + MINUTE) is None
+    # w-busy's pods: a/1-2 (30 s at 40 %, then 80 %) and b/0 (80 %, then 30 s at 40 %).
+    assert figures.utilization("w-busy", T0, T0 + 2 * MINUTE, node="b") == pytest.approx(
+        (60 * 0.8 + 30 * 0.4) / 90
+    )
+    assert figures.utilization("w-busy", T0, T0 + 2 * MINUTE, node="c") is None
 
 
 def test_idle_minutes_are_those_of_stretches_under_the_floor_as_long_as_the_window(
