@@ -1,5 +1,6 @@
-"""The original's envelope with real statuses: data in 200s; 400 naming the parameter; 404, 503
-and 500 in the envelope, the 500 logged once with its route and never a header."""
+"""The original's envelope with real statuses: data in 200s (written by a model or without one,
+the same bytes); 400 naming the parameter; 404, 503 and 500 in the envelope, the 500 logged
+once with its route and never a header."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi import FastAPI, Query
 from fastapi.testclient import TestClient
 
 from lens.roles.api import envelope
+from lens.roles.api.schemas import base
 from lens.runtime import errors
 from tests.roles.api.conftest import data, error
 
@@ -20,6 +22,9 @@ def _app() -> FastAPI:
 
     def answer(count: Annotated[int, Query(ge=1)] = 1) -> object:
         return envelope.ok({"count": count})
+
+    def plain() -> object:
+        return envelope.ok_json({"name": "gpü", "values": [0.1, 1e-07, 2.0, 3]})
 
     def broken() -> object:
         raise RuntimeError("a bug")
@@ -35,6 +40,7 @@ def _app() -> FastAPI:
 
     for path, handler in [
         ("/answer", answer),
+        ("/plain", plain),
         ("/broken", broken),
         ("/down", database_down),
         ("/missing/{name}", missing),
@@ -49,6 +55,17 @@ def _app() -> FastAPI:
 @pytest.fixture
 def client() -> TestClient:
     return TestClient(_app(), raise_server_exceptions=False)
+
+
+def test_data_written_without_a_model_is_what_the_model_would_send(client: TestClient) -> None:
+    answer = client.get("/plain")
+    assert answer.headers["content-type"] == "application/json"
+    values = {"name": "gpü", "values": [0.1, 1e-07, 2.0, 3]}
+    model = base.Envelope[dict[str, object]](
+        meta=base.Meta(code=base.OK, message="OK"), data=values
+    )
+    assert answer.content == model.model_dump_json().encode()
+    assert data(answer) == values
 
 
 def test_data_and_errors_in_the_envelope(client: TestClient) -> None:

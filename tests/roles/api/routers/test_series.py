@@ -1,6 +1,6 @@
 """The series and GPU-figure paths on GPU-minutes written by the jobs' writer, on every engine:
-the original's shapes, figures worked out by hand from the minutes written, bad ranges 400,
-unknown nodes and workloads 404."""
+the original's shapes, figures worked out by hand from the minutes written, a workload's series
+written as its model would, bad ranges 400, unknown nodes and workloads 404."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import peewee
 import pytest
 from fastapi.testclient import TestClient
 
+from lens.roles.api.schemas import base
+from lens.roles.api.schemas import series as payloads
 from tests.roles.api.conftest import data, error, gpu, node, write_gpus, write_nodes
 from tests.roles.api.seriesrows import (
     GIB,
@@ -344,6 +346,20 @@ def test_a_workloads_metrics_per_node(db: peewee.Database, client: TestClient) -
     assert isinstance(child, dict)
     assert child["GPU Utilization"]["series"] == [_line(node_a, (S, 60.0))]
     assert child["TrainingPerformance"]["series"] == []
+
+
+def test_a_workloads_metrics_are_the_bytes_their_model_dumps(
+    db: peewee.Database, client: TestClient
+) -> None:
+    """The answer is written without its models (a day is thousands of points): the same bytes
+    FastAPI would send from them, iterations as floats too."""
+    _workload_rows(db)
+    window = {"start": S, "end": S + 120, "step": 60}
+    response = client.get("/v1/workloads/w1/metrics", params=window)
+    assert response.headers["content-type"] == "application/json"
+    model = base.Envelope[payloads.WorkloadMetrics].model_validate_json(response.content)
+    assert response.content == model.model_dump_json(by_alias=True).encode()
+    assert b'"value":2.0' in response.content, "iteration 2 as the model's float"
 
 
 def test_a_workload_unknown_or_without_minutes(db: peewee.Database, client: TestClient) -> None:
