@@ -46,23 +46,20 @@ class FolderWatch:
             raise OSError(number, f"inotify_init1: {os.strerror(number)}")
         self._fd: int = fd
         self._folders = tuple(folders)
-        self._watched: set[Path] = set()
         self.refresh()
 
     def fileno(self) -> int:
         return self._fd
 
     def refresh(self) -> None:
-        """Watch each folder, or its nearest existing parent while it does not exist."""
+        """Watch each folder, or its nearest existing parent while it does not exist. Adding a
+        watch again is harmless (the kernel keeps one per folder), and a folder deleted and
+        made again needs it: its old watch went with it."""
         for folder in self._folders:
             target = folder
             while not target.is_dir() and target != target.parent:
                 target = target.parent
-            if target in self._watched:
-                continue
-            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(target), CHANGES)
-            if wd >= 0:
-                self._watched.add(target)
+            self._libc.inotify_add_watch(self._fd, os.fsencode(target), CHANGES)
 
     def drain(self) -> int:
         """Read every pending event; how many bytes there were (0: none)."""

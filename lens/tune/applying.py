@@ -7,7 +7,9 @@ included.
 from __future__ import annotations
 
 import errno
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +28,48 @@ class Applied:
     files: int
 
 
+class PartlyApplied(errors.SourceError):
+    """Some writes failed (each named in the message); the others were made."""
+
+    def __init__(self, applied: Applied, failures: list[str], sysctls: list[str]) -> None:
+        super().__init__("; ".join(failures))
+        self.applied = applied
+        self.sysctls = tuple(sysctls)  # the keys whose live value could not be set
+
+
 def apply(plan: Plan, *, root: Path, record_file: Path) -> Applied:
-    """Carry out `plan` on the host under `root`, keeping the record at `record_file`."""
+    """Carry out `plan` on the host under `root`, keeping the record at `record_file`; one
+    write failing does not keep the others from being made (PartlyApplied names it)."""
     if plan.empty:
         return Applied(sysctls=0, files=0)
-    saved = record.load(record_file)
+    with record.locked(root):
+        saved = record.load(record_file)
+        _remember(plan, saved, root)
+        # Folders are recorded before they are made, so a crash cannot leave one unrecorded
+        # (but those of the record itself, which must exist for it to be saved).
+        folders = missing_folders([w.path.parent for w in plan.files if w.after is not None])
+        record_folders = missing_folders([record_file.parent])
+        for folder in [*record_folders, *folders]:
+            if _relative(folder, root) not in saved.dirs:
+                saved.dirs.append(_relative(folder, root))
+        _make(record_folders)
+        record.save(saved, record_file)
+        _make(folders)
+        failures: list[str] = []
+        files = sum(_attempt(functools.partial(_write_file, w), failures) for w in plan.files)
+        refused = [
+            w.key
+            for w in plan.live
+            if not _attempt(functools.partial(sysctl.write_live, root, w.key, w.after), failures)
+        ]
+    applied = Applied(sysctls=len(plan.live) - len(refused), files=files)
+    if failures:
+        raise PartlyApplied(applied, failures, refused)
+    return applied
+
+
+def _remember(plan: Plan, saved: record.Record, root: Path) -> None:
+    """Each thing's state before Lens first changed it, and the value Lens sets now."""
     for write in plan.files:
         name = _relative(write.path, root)
         if name not in saved.files:
@@ -39,30 +78,35 @@ def apply(plan: Plan, *, root: Path, record_file: Path) -> Applied:
         first = saved.sysctls.get(live.key)
         before = live.before if first is None else first.before
         saved.sysctls[live.key] = record.SysctlBefore(before=before, written=live.after)
-    for write in plan.files:
-        if write.after is not None:
-            make_folders(write.path.parent, root=root, made=saved.dirs)
-    make_folders(record_file.parent, root=root, made=saved.dirs)
-    record.save(saved, record_file)
-    for live in plan.live:
-        sysctl.write_live(root, live.key, live.after)
-    for write in plan.files:
-        _write_file(write)
-    return Applied(sysctls=len(plan.live), files=len(plan.files))
 
 
-def make_folders(folder: Path, *, root: Path, made: list[str]) -> None:
-    """Create `folder` and its missing parents, adding each one made to `made` (relative)."""
-    missing = []
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    for path in reversed(missing):
+def _attempt(write: Callable[[], None], failures: list[str]) -> int:
+    try:
+        write()
+    except errors.SourceError as exc:
+        failures.append(str(exc))
+        return 0
+    return 1
+
+
+def missing_folders(folders: list[Path]) -> list[Path]:
+    """The folders, and their parents, that do not exist yet: parents first, each once."""
+    found: list[Path] = []
+    for folder in folders:
+        chain = []
+        while not folder.exists() and folder != folder.parent:
+            chain.append(folder)
+            folder = folder.parent
+        found += [path for path in reversed(chain) if path not in found]
+    return found
+
+
+def _make(folders: list[Path]) -> None:
+    for path in folders:
         try:
-            path.mkdir()
+            path.mkdir(exist_ok=True)
         except OSError as exc:
             raise errors.SourceError(f"{path}: cannot create ({exc.strerror})") from None
-        made.append(_relative(path, root))
 
 
 def _write_file(write: FileWrite) -> None:

@@ -73,11 +73,12 @@ def plan(policy: rules.Policy, *, root: Path, labels: Mapping[str, str], source:
     A sysctl key the host lacks, or a host file that cannot be parsed, is a ConfigError."""
     rules.validate_keys(policy, root=root, source=source)
     applying = rules.effective(policy, labels)
-    live = tuple(filter(None, (_live_write(rule, root) for rule in applying.sysctls)))
+    now = {rule.key: sysctl.read_live(root, rule.key) for rule in applying.sysctls}
+    live = tuple(filter(None, (_live_write(rule, now[rule.key]) for rule in applying.sysctls)))
     files: list[FileWrite | None] = []
     conflicts: list[Conflict] = []
     for write, found in (
-        _sysctl_dropin(applying.sysctls, root),
+        _sysctl_dropin(applying.sysctls, root, now),
         *_nofile_dropins(applying.nofile, root),
     ):
         files.append(write)
@@ -85,8 +86,7 @@ def plan(policy: rules.Policy, *, root: Path, labels: Mapping[str, str], source:
     return Plan(live=live, files=tuple(filter(None, files)), conflicts=tuple(conflicts))
 
 
-def _live_write(rule: rules.SysctlRule, root: Path) -> LiveWrite | None:
-    current = sysctl.read_live(root, rule.key)
+def _live_write(rule: rules.SysctlRule, current: str) -> LiveWrite | None:
     fields = sysctl.parse_fields(current)
     if rules.meets(rule.mode, rule.value, fields):
         return None
@@ -95,10 +95,10 @@ def _live_write(rule: rules.SysctlRule, root: Path) -> LiveWrite | None:
 
 
 def _sysctl_dropin(
-    wanted: Sequence[rules.SysctlRule], root: Path
+    wanted: Sequence[rules.SysctlRule], root: Path, live: Mapping[str, str]
 ) -> tuple[FileWrite | None, list[Conflict]]:
     files = places.sysctl_files(root)
-    others = sysctl.settings_of(files.others)
+    earlier = sysctl.settings_of(files.before)
     later = sysctl.settings_of(files.after)
     entries = []
     conflicts = []
@@ -109,10 +109,15 @@ def _sysctl_dropin(
         ):
             detail = f"{late.source}:{late.line} sets {late.value}, read after {files.own}"
             conflicts.append(Conflict(parameter=rule.key, place="sysctl.d", detail=detail))
-        other = others.get(rule.key)
-        have = None if other is None else sysctl.parse_fields(other.value)
-        if not rules.meets(rule.mode, rule.value, have):
-            entries.append((rule.key, dropins.target(rule.mode, rule.value, have)))
+        # What boot would give without Lens's file: the files read before it, else the kernel's
+        # default, which the live value stands for (so "at least" never persists less than
+        # the node has now).
+        set_before = earlier.get(rule.key)
+        have = sysctl.parse_fields(set_before.value if set_before else live[rule.key])
+        if set_before is None or not rules.meets(rule.mode, rule.value, have):
+            wanted_value = dropins.target(rule.mode, rule.value, have)
+            if set_before is None or wanted_value != have:
+                entries.append((rule.key, wanted_value))
     return _file_write(files.own, dropins.sysctl_text(entries)), conflicts
 
 
@@ -126,29 +131,50 @@ _NofilePlace = tuple[
 def _nofile_dropins(
     rule: rules.NofileRule, root: Path
 ) -> list[tuple[FileWrite | None, list[Conflict]]]:
-    found: list[_NofilePlace] = [
-        (places.systemd_files(root), nofile.systemd_of, dropins.systemd_text),
-        (places.limits_files(root), nofile.limits_of, dropins.limits_text),
-    ]
+    """systemd's place first: login sessions (pam_limits) and containerd inherit its limit
+    where their own files set none, as it will be once Lens's drop-in is in place."""
+    systemd = places.systemd_files(root)
+    own_default = _nofile_dropin(rule, systemd, nofile.systemd_of, dropins.systemd_text,
+                                 inherited=nofile.SYSTEMD_BUILTIN)  # fmt: skip
+    write, conflicts, effective = own_default
+    planned = [(write, conflicts)]
+    found: list[_NofilePlace] = [(places.limits_files(root), nofile.limits_of, dropins.limits_text)]
     containerd = places.containerd_files(root)
     if containerd is not None:
         found.append((containerd, nofile.containerd_of, dropins.containerd_text))
-    planned = []
     for files, read, render in found:
-        late = read(files.after)
-        conflicts = [
-            Conflict(
-                parameter=f"nofile {which}",
-                place=late.place,
-                detail=f"set to {value} by {', '.join(map(str, files.after))}, read after "
-                f"{files.own}",
-            )
-            for which, value in (("soft", late.soft), ("hard", late.hard))
-            if value is not None and not rules.meets(rule.mode, (rule.value,), (value,))
-        ]
-        limits = dropins.nofile_limits(rule, read(files.others))
-        planned.append((_file_write(files.own, render(limits)), conflicts))
+        write, conflicts, _ = _nofile_dropin(rule, files, read, render, inherited=effective)
+        planned.append((write, conflicts))
     return planned
+
+
+def _nofile_dropin(
+    rule: rules.NofileRule,
+    files: places.Ordered,
+    read: Callable[[Sequence[Path]], nofile.NofileSetting],
+    render: Callable[[dropins.Limits | None], str | None],
+    *,
+    inherited: nofile.NofileSetting,
+) -> tuple[FileWrite | None, list[Conflict], nofile.NofileSetting]:
+    """Lens's drop-in in one place, the conflicts of files read after it, and the limits the
+    place will give once the drop-in is in place."""
+    late = read(files.after)
+    conflicts = [
+        Conflict(
+            parameter=f"nofile {which}",
+            place=late.place,
+            detail=f"set to {value} by {', '.join(map(str, files.after))}, read after {files.own}",
+        )
+        for which, value in (("soft", late.soft), ("hard", late.hard))
+        if value is not None and not rules.meets(rule.mode, (rule.value,), (value,))
+    ]
+    before = nofile.inherit(read(files.before), inherited)
+    limits = dropins.nofile_limits(rule, before)
+    given = before if limits is None else nofile.NofileSetting(
+        place=before.place, soft=limits.soft, hard=limits.hard
+    )  # fmt: skip
+    effective = nofile.inherit(late, given)
+    return _file_write(files.own, render(limits)), conflicts, effective
 
 
 def _file_write(path: Path, text: str | None) -> FileWrite | None:

@@ -15,6 +15,10 @@ from lens.tune import places
 # RLIM_INFINITY: what "unlimited" and "infinity" mean.
 UNLIMITED = 2**64 - 1
 
+# What systemd (since v240) gives every service when nothing sets DefaultLimitNOFILE.
+SYSTEMD_DEFAULT_SOFT = 1024
+SYSTEMD_DEFAULT_HARD = 524288
+
 # The places as `lens tune check` names them.
 SYSTEMD_PLACE = "systemd"
 LIMITS_PLACE = "limits.conf"
@@ -30,6 +34,21 @@ class NofileSetting:
     hard: int | None
 
 
+SYSTEMD_BUILTIN = NofileSetting(
+    place=SYSTEMD_PLACE, soft=SYSTEMD_DEFAULT_SOFT, hard=SYSTEMD_DEFAULT_HARD
+)
+
+
+def inherit(setting: NofileSetting, parent: NofileSetting) -> NofileSetting:
+    """`setting` with what it leaves unset taken from `parent` (a service gets systemd's default;
+    a login session, through sshd or getty, and containerd's containers get systemd's)."""
+    return NofileSetting(
+        place=setting.place,
+        soft=parent.soft if setting.soft is None else setting.soft,
+        hard=parent.hard if setting.hard is None else setting.hard,
+    )
+
+
 def parse_limit(text: str, *, source: str) -> int:
     """One limit value: an integer, or unlimited/infinity (-1 in limits.conf)."""
     value = text.strip()
@@ -41,22 +60,23 @@ def parse_limit(text: str, *, source: str) -> int:
 
 
 def parse_limits_conf(text: str, *, source: str) -> tuple[int | None, int | None]:
-    """The soft and hard nofile that `*` gets in one limits.conf-style file (the last wins)."""
+    """The soft and hard nofile that `*` gets in one limits.conf-style file (the last wins).
+    Lines pam_limits skips (another field count, another domain or item) are skipped here too:
+    user and @group lines, which pam_limits prefers to `*` for their users, are not read
+    (docs/tune.md)."""
     soft: int | None = None
     hard: int | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
         fields = line.split()
-        where = f"{source}:{number}"
-        if len(fields) != 4 or fields[1] not in ("soft", "hard", "-"):
-            raise errors.ConfigError(
-                source=where, key="", expected="a line '<domain> <soft|hard|-> <item> <value>'"
-            )
-        domain, kind, item, value = fields
-        if domain != "*" or item != "nofile":
+        if len(fields) != 4 or fields[0] != "*" or fields[2] != "nofile":
             continue
+        where = f"{source}:{number}"
+        _, kind, _, value = fields
+        if kind not in ("soft", "hard", "-"):
+            raise errors.ConfigError(
+                source=where, key="", expected="a line '* <soft|hard|-> nofile <value>'"
+            )
         limit = parse_limit(value, source=where)
         soft = limit if kind in ("soft", "-") else soft
         hard = limit if kind in ("hard", "-") else hard
@@ -109,10 +129,11 @@ def read_containerd(root: Path) -> NofileSetting | None:
 
 
 def read_all(root: Path) -> tuple[NofileSetting, ...]:
-    """Every place that sets nofile on the host."""
-    found = [read_systemd_default(root), read_limits_conf(root)]
+    """The nofile every place gives on the host, what it leaves unset inherited (`inherit`)."""
+    systemd = inherit(read_systemd_default(root), SYSTEMD_BUILTIN)
+    found = [systemd, inherit(read_limits_conf(root), systemd)]
     containerd = read_containerd(root)
-    return tuple(found if containerd is None else [*found, containerd])
+    return tuple(found if containerd is None else [*found, inherit(containerd, systemd)])
 
 
 def limits_of(paths: Sequence[Path]) -> NofileSetting:

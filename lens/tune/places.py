@@ -6,6 +6,7 @@ is its file's value; a file read after it still wins, which `changes.py` reports
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,17 +14,23 @@ from pathlib import Path
 # Lens's drop-in in every place: "99-" so it comes after the distribution's and most packages'.
 OWN_NAME = "99-lens.conf"
 
-# systemd-sysctl's folders, lowest precedence first: a basename in a later folder hides the same
-# basename in an earlier one, and /etc/sysctl.conf comes last (sysctl.d(5)).
-SYSCTL_DIRS = ("usr/lib/sysctl.d", "run/sysctl.d", "etc/sysctl.d")
+# Every folder list is lowest precedence first: a basename in a later folder hides the same
+# basename in an earlier one (an entry linked to /dev/null too: it masks the name), and the files
+# are then read by basename. systemd-sysctl (sysctl.d(5)) reads /etc/sysctl.conf last.
+SYSCTL_DIRS = ("lib/sysctl.d", "usr/lib/sysctl.d", "usr/local/lib/sysctl.d", "run/sysctl.d",
+               "etc/sysctl.d")  # fmt: skip
 SYSCTL_CONF = "etc/sysctl.conf"
 LIMITS_CONF = "etc/security/limits.conf"
 LIMITS_DIR = "etc/security/limits.d"
 SYSTEM_CONF = "etc/systemd/system.conf"
-SYSTEM_CONF_DIRS = ("usr/lib/systemd/system.conf.d", "run/systemd/system.conf.d",
-                    "etc/systemd/system.conf.d")  # fmt: skip
-UNIT_DIRS = ("usr/lib/systemd/system", "lib/systemd/system", "etc/systemd/system")
+SYSTEM_CONF_DIRS = ("usr/lib/systemd/system.conf.d", "usr/local/lib/systemd/system.conf.d",
+                    "run/systemd/system.conf.d", "etc/systemd/system.conf.d")  # fmt: skip
+# systemd's unit search path (systemd.unit(5)); containerd's own install puts its unit in
+# /usr/local/lib/systemd/system.
+UNIT_DIRS = ("lib/systemd/system", "usr/lib/systemd/system", "usr/local/lib/systemd/system",
+             "run/systemd/system", "etc/systemd/system")  # fmt: skip
 CONTAINERD_UNIT = "containerd.service"
+MASKED = Path("/dev/null")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,36 +50,36 @@ class Ordered:
     @property
     def all(self) -> tuple[Path, ...]:
         """Every file, Lens's included where it exists."""
-        own = (self.own,) if self.own.is_file() else ()
+        own = (self.own,) if _entry(self.own) else ()
         return self.before + own + self.after
 
 
 def sysctl_files(root: Path) -> Ordered:
     """systemd-sysctl's order: basenames sorted across the folders, then /etc/sysctl.conf."""
-    tail = (root / SYSCTL_CONF,) if (root / SYSCTL_CONF).is_file() else ()
+    tail = (root / SYSCTL_CONF,) if _file(root / SYSCTL_CONF) else ()
     dropins = _by_name(root / folder for folder in SYSCTL_DIRS)
     return _around(dropins, root, SYSCTL_DIRS[-1], tail=tail)
 
 
 def systemd_files(root: Path) -> Ordered:
     """system.conf, then the system.conf.d drop-ins by basename across their folders."""
-    head = (root / SYSTEM_CONF,) if (root / SYSTEM_CONF).is_file() else ()
+    head = (root / SYSTEM_CONF,) if _file(root / SYSTEM_CONF) else ()
     dropins = _by_name(root / folder for folder in SYSTEM_CONF_DIRS)
     return _around(dropins, root, SYSTEM_CONF_DIRS[-1], head=head)
 
 
 def limits_files(root: Path) -> Ordered:
     """pam_limits' order: limits.conf, then limits.d/*.conf by name."""
-    head = (root / LIMITS_CONF,) if (root / LIMITS_CONF).is_file() else ()
+    head = (root / LIMITS_CONF,) if _file(root / LIMITS_CONF) else ()
     return _around(_by_name([root / LIMITS_DIR]), root, LIMITS_DIR, head=head)
 
 
 def containerd_files(root: Path) -> Ordered | None:
     """containerd.service (the one systemd picks: /etc first) and its drop-ins by basename;
-    None when containerd is not installed."""
+    None when containerd is not installed (or its unit is masked)."""
     units = [root / folder / CONTAINERD_UNIT for folder in UNIT_DIRS]
-    present = [unit for unit in units if unit.is_file()]
-    if not present:
+    present = [unit for unit in units if _entry(unit)]
+    if not present or _masked(present[-1]):
         return None
     folders = [root / folder / f"{CONTAINERD_UNIT}.d" for folder in UNIT_DIRS]
     own_folder = f"{UNIT_DIRS[-1]}/{CONTAINERD_UNIT}.d"
@@ -80,15 +87,39 @@ def containerd_files(root: Path) -> Ordered | None:
 
 
 def _by_name(folders: Iterable[Path]) -> dict[str, Path]:
-    """The *.conf files of `folders` by basename, a later folder's hiding an earlier one's."""
+    """The *.conf files of `folders` by basename, a later folder's hiding an earlier one's; a
+    name masked (linked to /dev/null) in the folder that wins is not read at all."""
     chosen: dict[str, Path] = {}
     for folder in folders:
         try:
-            found = sorted(path for path in folder.glob("*.conf") if path.is_file())
+            found = sorted(path for path in folder.glob("*.conf") if _entry(path))
         except OSError:
             found = []
         chosen.update((path.name, path) for path in found)
-    return chosen
+    return {name: path for name, path in chosen.items() if not _masked(path)}
+
+
+def _file(path: Path) -> bool:
+    """A file to read (a mask, linked to /dev/null, is none)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _entry(path: Path) -> bool:
+    """A file, or a link to /dev/null (a mask); a folder entry that cannot be read is neither."""
+    try:
+        return path.is_file() or _masked(path)
+    except OSError:
+        return False
+
+
+def _masked(path: Path) -> bool:
+    try:
+        return path.is_symlink() and Path(os.readlink(path)) == MASKED
+    except OSError:
+        return False
 
 
 def _around(

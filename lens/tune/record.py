@@ -7,12 +7,16 @@ record written by the DaemonSet (host root /host) is restored from the host itse
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from lens.runtime import errors
+from lens.tune import rules
 
 VERSION = 1
 
@@ -43,10 +47,11 @@ class Record:
 
 
 def load(path: Path) -> Record:
-    """The record at `path`; an empty one when there is none. A record that cannot be read is
-    a SourceError: restoring from half a record would leave the host neither way."""
+    """The record at `path`; an empty one when there is none. A record that cannot be read, or
+    names a path outside the host root or a key no sysctl has, is a SourceError: restoring
+    from half a record, or a forged one, would leave the host neither way."""
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except FileNotFoundError:
         return Record()
     except OSError as exc:
@@ -54,24 +59,56 @@ def load(path: Path) -> Record:
             f"{path}: cannot read the tuning record ({exc.strerror})"
         ) from None
     try:
-        data = json.loads(text)
-        if data.get("version") != VERSION:
-            raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
+        data = json.loads(raw.decode())
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            raise ValueError(f"not version {VERSION}")
         return Record(
             files={
-                entry["path"]: FileBefore(
-                    content=_decode(entry["content_base64"]), mode=entry["mode"]
+                _relative_path(entry["path"]): FileBefore(
+                    content=_decode(entry["content_base64"]), mode=_mode(entry["mode"])
                 )
                 for entry in data["files"]
             },
             sysctls={
-                entry["key"]: SysctlBefore(before=entry["before"], written=entry["written"])
+                _key(entry["key"]): SysctlBefore(
+                    before=_text(entry["before"]), written=_text(entry["written"])
+                )
                 for entry in data["sysctls"]
             },
-            dirs=[str(name) for name in data["dirs"]],
+            dirs=[_relative_path(name) for name in data["dirs"]],
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise errors.SourceError(f"{path}: not a tuning record ({exc})") from None
+
+
+def _relative_path(value: object) -> str:
+    """A path under the host root: relative, without "..", as Lens writes them."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"a path {value!r}")
+    parts = PurePosixPath(value).parts
+    if value.startswith("/") or any(part in ("..", ".") for part in parts) or "\0" in value:
+        raise ValueError(f"a path outside the host root {value!r}")
+    return value
+
+
+def _key(value: object) -> str:
+    if not isinstance(value, str) or not rules.valid_key(value):
+        raise ValueError(f"a sysctl key {value!r}")
+    return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"a sysctl value {value!r}")
+    return value
+
+
+def _mode(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0o7777:
+        raise ValueError(f"a file mode {value!r}")
+    return value
 
 
 def save(record: Record, path: Path) -> None:
@@ -94,7 +131,29 @@ def save(record: Record, path: Path) -> None:
         ],
         "dirs": record.dirs,
     }
-    write_atomically(path, (json.dumps(document, indent=2) + "\n").encode(), mode=0o600)
+    content = (json.dumps(document, indent=2) + "\n").encode()
+    try:
+        if path.read_bytes() == content:
+            return  # never rewritten with what it holds
+    except OSError:
+        pass
+    write_atomically(path, content, mode=0o600)
+
+
+@contextlib.contextmanager
+def locked(root: Path) -> Iterator[None]:
+    """Hold the host root's lock: one Lens at a time reads and writes the record and what it
+    records (the daemon and an operator's `lens tune apply`). flock on the root folder itself,
+    so that no lock file is left on the host."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise errors.SourceError(f"{root}: cannot open the host root ({exc.strerror})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_atomically(path: Path, content: bytes, *, mode: int) -> None:

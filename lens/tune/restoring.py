@@ -25,15 +25,28 @@ class Restored:
 
 def restore(*, root: Path, record_file: Path) -> Restored:
     """Undo Lens's changes on the host under `root` from the record at `record_file`."""
+    with record.locked(root):
+        return _restore(root, record_file)
+
+
+def _restore(root: Path, record_file: Path) -> Restored:
     saved = record.load(record_file)
     sysctls = []
     left = []
     for key, entry in sorted(saved.sysctls.items()):
-        now = sysctl.read_live(root, key)
+        try:
+            now = sysctl.read_live(root, key)
+        except errors.SourceError as exc:  # an interface's key, the interface gone
+            left.append(f"{key}: no longer readable ({exc})")
+            continue
         if sysctl.parse_fields(now) != sysctl.parse_fields(entry.written):
             left.append(f"{key}: {now!r} now, set by someone else after Lens set {entry.written!r}")
             continue
-        sysctl.write_live(root, key, entry.before)
+        try:
+            sysctl.write_live(root, key, entry.before)
+        except errors.SourceError as exc:
+            left.append(f"{key}: not set back to {entry.before!r} ({exc})")
+            continue
         sysctls.append(key)
     for name, before in sorted(saved.files.items()):
         path = root / name

@@ -82,6 +82,14 @@ def meets(mode: Mode, desired: Sequence[int], actual: Sequence[int] | None) -> b
     return all(have >= want for have, want in zip(actual, desired, strict=True))
 
 
+def valid_key(key: str) -> bool:
+    """A dotted sysctl key whose path stays under proc/sys ("/" in a name stands for a dot)."""
+    parts = key.split(".")
+    if len(parts) < 2 or not all(_COMPONENT.fullmatch(part) for part in parts):
+        return False
+    return not any(part.replace("/", ".").strip(".") == "" for part in parts)
+
+
 def sysctl_path(root: Path, key: str) -> Path:
     """Where `key` lives under the host root: dots become slashes, "/" inside a name a dot."""
     parts = [part.replace("/", ".") for part in key.split(".")]
@@ -92,6 +100,10 @@ def parse_policy(text: str, *, source: str) -> Policy:
     """The policy in YAML `text`; anything wrong is a ConfigError naming the key."""
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise errors.ConfigError(
+            source=source, key="", expected="YAML nested less deeply"
+        ) from None
     except yaml.YAMLError as exc:
         raise errors.ConfigError(
             source=source, key="", expected=f"YAML ({errors.first_line(exc)})"
@@ -120,13 +132,30 @@ def validate_keys(policy: Policy, *, root: Path, source: str) -> None:
             present = sysctl_path(root, rule.key).is_file()
         except OSError:
             present = False
+        where = f"{prefix}.{rule.key}"
         if not present:
-            where = f"{prefix}.{rule.key}"
             raise errors.ConfigError(
                 source=source,
                 key=where,
                 expected=f"a sysctl this kernel offers (none under {root})",
             )
+        _check_fields(rule, root=root, source=source, where=where)
+
+
+def _check_fields(rule: SysctlRule, *, root: Path, source: str, where: str) -> None:
+    """A value of as many fields as the kernel's (kernel.printk has 4): the kernel would keep
+    the fields not given, and the value would never read back as set."""
+    try:
+        live = sysctl_path(root, rule.key).read_text(errors="replace").split()
+    except OSError:
+        return  # unreadable (write-only keys): the write tells
+    numbers = bool(live) and all(re.fullmatch(r"[+-]?[0-9]+", field) for field in live)
+    if numbers and len(live) != len(rule.value):
+        raise errors.ConfigError(
+            source=source,
+            key=where,
+            expected=f"{len(live)} integers, as the kernel has (got {len(rule.value)})",
+        )
 
 
 def parse_labels(text: str) -> dict[str, str]:
@@ -173,10 +202,7 @@ def _sysctls(data: object, *, source: str, prefix: str) -> tuple[SysctlRule, ...
     rules = []
     for key, entry in _mapping(data, source=source, key=prefix).items():
         where = f"{prefix}.{key}"
-        parts = key.split(".")
-        if len(parts) < 2 or not all(_COMPONENT.fullmatch(part) for part in parts):
-            raise errors.ConfigError(source=source, key=where, expected="a dotted sysctl key")
-        if any(part.strip("/") in ("", ".", "..") for part in parts):
+        if not valid_key(key):
             raise errors.ConfigError(source=source, key=where, expected="a dotted sysctl key")
         mode, value = _mode_and_value(entry, source=source, key=where)
         fields = _fields(value, source=source, key=where)
@@ -212,9 +238,21 @@ def _profiles(data: object, *, source: str) -> tuple[Profile, ...]:
         nofile = None
         if "nofile" in mapping:
             nofile = _nofile(mapping["nofile"], source=source, key=f"{where}.nofile")
-        pairs = tuple((label, str(value)) for label, value in match.items())
+        pairs = tuple(
+            (label, _label_value(value, source=source, key=f"{where}.match.{label}"))
+            for label, value in match.items()
+        )
         profiles.append(Profile(name=name, match=pairs, sysctls=sysctls, nofile=nofile))
     return tuple(profiles)
+
+
+def _label_value(value: object, *, source: str, key: str) -> str:
+    """A label value as Kubernetes writes it: YAML's unquoted true is the label "true"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int):
+        return str(value)
+    raise errors.ConfigError(source=source, key=key, expected="a label value (text)")
 
 
 def _mode_and_value(data: object, *, source: str, key: str) -> tuple[Mode, object]:

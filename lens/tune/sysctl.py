@@ -70,8 +70,12 @@ def parse_sysctl_file(text: str, *, source: str) -> tuple[SysctlSetting, ...]:
         if not line or line[0] in "#;":
             continue
         key, equals, value = line.partition("=")
-        # A leading "-" tells systemd-sysctl to ignore a failure to set the key.
-        key = key.strip().removeprefix("-").strip()
+        # A leading "-" tells systemd-sysctl to ignore a failure to set the key; alone, without
+        # "=", it excludes the key from a glob set earlier (systemd's own 50-default.conf).
+        key = key.strip()
+        if not equals and key.startswith("-") and key[1:].strip():
+            continue
+        key = key.removeprefix("-").strip()
         if not equals or not key:
             raise errors.ConfigError(
                 source=f"{source}:{number}", key="", expected="a line 'key = value'"

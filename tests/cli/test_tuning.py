@@ -95,12 +95,11 @@ def test_a_bad_policy_is_one_line_and_exit_2(tmp_path: Path, policy: str, expect
 
 def test_an_unparsable_host_file_is_exit_2_naming_file_and_line(tmp_path: Path) -> None:
     root = _host(tmp_path, max_map_count=262144, nofile=131072)
-    (root / "etc/security/limits.conf").write_text("* soft nofile 131072\n* hard nofile\n")
+    (root / "etc/security/limits.conf").write_text("* soft nofile 131072\n* hard nofile many\n")
     result = run_lens("tune", "check", "--host-root", str(root))
     assert result.returncode == 2
     assert result.stderr == (
-        f"lens: config error: {root}/etc/security/limits.conf:2: "
-        "a line '<domain> <soft|hard|-> <item> <value>'\n"
+        f"lens: config error: {root}/etc/security/limits.conf:2: a limit, got 'many'\n"
     )
 
 

@@ -440,6 +440,7 @@ def test_the_tuning_daemon_writes_only_where_lens_puts_its_files(
         str(root / p.lstrip("/")) for p in host if p != "/"
     }  # each host folder at its own place under the host root
     assert container.spec["hostNetwork"], "net.* sysctls are the host network namespace's"
+    assert container.spec["hostIPC"], "kernel.shm* and the like are the host IPC namespace's"
     assert container.body["securityContext"]["readOnlyRootFilesystem"]
     policy_file = files.inside(cfg.tune.policy_file)
     policy = container.mount_of(policy_file)

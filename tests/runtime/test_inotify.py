@@ -37,3 +37,20 @@ def test_a_folder_made_later_is_watched_after_a_refresh(tmp_path: Path) -> None:
         assert _changed(watch)
     finally:
         watch.close()
+
+
+def test_a_folder_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    folder = tmp_path / "sysctl.d"
+    folder.mkdir()
+    watch = inotify.FolderWatch([folder])
+    try:
+        folder.rmdir()
+        assert _changed(watch)
+        watch.refresh()  # as the watching part does after every change: now through the parent
+        folder.mkdir()
+        assert _changed(watch)
+        watch.refresh()
+        (folder / "99-lens.conf").write_text("a = 1\n")
+        assert _changed(watch)
+    finally:
+        watch.close()

@@ -27,7 +27,7 @@ def _in_sync(host: Path) -> bool:
 def test_apply_brings_the_host_in_sync_and_a_second_apply_writes_nothing(host: Path) -> None:
     put(host, "etc/security/limits.conf", "# distro\n")
     assert not _in_sync(host)
-    assert _apply(host) == applying.Applied(sysctls=1, files=3)
+    assert _apply(host) == applying.Applied(sysctls=1, files=2)
     assert _in_sync(host)
     assert (host / "proc/sys/vm/max_map_count").read_text() == "262144\n"
     assert oct((host / "etc/sysctl.d/99-lens.conf").stat().st_mode & 0o777) == "0o644"
@@ -45,10 +45,11 @@ def test_the_record_keeps_the_first_before_and_the_last_written(host: Path) -> N
     assert saved.sysctls == {
         "vm.max_map_count": record.SysctlBefore(before="65530", written="262144")
     }
+    # Login sessions inherit systemd's default limit, which Lens's system.conf.d drop-in raises:
+    # limits.conf needs nothing of its own.
     assert set(saved.files) == {
         "etc/sysctl.d/99-lens.conf",
         "etc/systemd/system.conf.d/99-lens.conf",
-        "etc/security/limits.d/99-lens.conf",
     }
     assert all(before.content is None for before in saved.files.values())
     assert "etc/systemd/system.conf.d" in saved.dirs and "var/lib/lens/tune" in saved.dirs

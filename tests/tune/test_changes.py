@@ -23,11 +23,9 @@ def test_a_bare_host_gets_the_live_value_and_a_drop_in_per_place(host: Path) -> 
         Path("etc/sysctl.d/99-lens.conf"): (
             dropins.HEADER + "vm.max_map_count = 262144\n"
         ).encode(),
+        # systemd's own default is 1024:524288: the soft limit raised, the hard one kept.
         Path("etc/systemd/system.conf.d/99-lens.conf"): (
-            dropins.HEADER + "[Manager]\nDefaultLimitNOFILE=131072\n"
-        ).encode(),
-        Path("etc/security/limits.d/99-lens.conf"): (
-            dropins.HEADER + "*\tsoft\tnofile\t131072\n*\thard\tnofile\t131072\n"
+            dropins.HEADER + "[Manager]\nDefaultLimitNOFILE=131072:524288\n"
         ).encode(),
     }
     assert all(write.before is None for write in planned.files)
@@ -89,4 +87,63 @@ def test_exactly_sets_multi_field_values_and_profiles_apply(host: Path) -> None:
 def test_a_key_the_kernel_lacks_is_refused_before_anything(host: Path) -> None:
     policy = rules.parse_policy("sysctls: {vm.nope: {exactly: 1}}\n", source="p.yaml")
     with pytest.raises(errors.ConfigError, match=r"sysctls\.vm\.nope"):
+        _plan(host, policy)
+
+
+def test_systemds_own_hard_limit_is_kept_and_containerd_inherits_the_raised_one(
+    host: Path,
+) -> None:
+    put(host, "etc/systemd/system.conf", "[Manager]\n#DefaultLimitNOFILE=1024:524288\n")
+    put(host, "usr/local/lib/systemd/system/containerd.service", "[Service]\nExecStart=x\n")
+    planned = _plan(host)
+    written = {w.path.relative_to(host): w.after for w in planned.files}
+    assert (
+        written[Path("etc/systemd/system.conf.d/99-lens.conf")]
+        == (dropins.HEADER + "[Manager]\nDefaultLimitNOFILE=131072:524288\n").encode()
+    )
+    # containerd's unit sets none: it inherits systemd's, raised by Lens's drop-in.
+    assert not any("containerd" in str(path) for path in written)
+
+
+def test_a_containerd_limit_below_the_policy_gets_a_drop_in(host: Path) -> None:
+    put(host, "etc/systemd/system/containerd.service", "[Service]\nLimitNOFILE=1024\n")
+    written = {w.path.relative_to(host): w.after for w in _plan(host).files}
+    assert (
+        written[Path("etc/systemd/system/containerd.service.d/99-lens.conf")]
+        == (dropins.HEADER + "[Service]\nLimitNOFILE=131072\n").encode()
+    )
+
+
+def test_a_value_set_higher_before_lens_stays_when_a_later_conflict_goes(host: Path) -> None:
+    put(host, "etc/sysctl.d/60-search.conf", "vm.max_map_count = 1000000\n")
+    put(host, "etc/sysctl.conf", "vm.max_map_count = 100000\n")
+    planned = _plan(host)
+    assert [c.parameter for c in planned.conflicts] == ["vm.max_map_count"]
+    assert not any("sysctl.d" in str(w.path) for w in planned.files)  # 60-search.conf meets
+
+
+def test_a_kernel_default_above_the_policy_is_persisted_not_lowered(host: Path) -> None:
+    put(host, "proc/sys/vm/max_map_count", "1048576\n")  # no file sets it: the kernel's default
+    written = {w.path.relative_to(host): w.after for w in _plan(host).files}
+    assert (
+        written[Path("etc/sysctl.d/99-lens.conf")]
+        == (dropins.HEADER + "vm.max_map_count = 1048576\n").encode()
+    )
+
+
+def test_a_masked_file_hides_the_one_it_masks(host: Path) -> None:
+    put(host, "usr/lib/sysctl.d/10-vm.conf", "vm.max_map_count = 1048576\n")
+    (host / "etc/sysctl.d").mkdir(parents=True, exist_ok=True)
+    (host / "etc/sysctl.d/10-vm.conf").symlink_to("/dev/null")
+    written = {w.path.relative_to(host): w.after for w in _plan(host).files}
+    assert (
+        written[Path("etc/sysctl.d/99-lens.conf")]
+        == (dropins.HEADER + "vm.max_map_count = 262144\n").encode()
+    )
+
+
+def test_fewer_fields_than_the_kernel_has_are_refused(host: Path) -> None:
+    put(host, "proc/sys/kernel/printk", "4\t4\t1\t7\n")
+    policy = rules.parse_policy("sysctls: {kernel.printk: {exactly: 3}}\n", source="p.yaml")
+    with pytest.raises(errors.ConfigError, match="4 integers, as the kernel has"):
         _plan(host, policy)

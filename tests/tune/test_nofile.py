@@ -32,11 +32,16 @@ def test_a_dash_sets_both_and_unlimited_is_infinity() -> None:
     )
 
 
+def test_lines_pam_limits_skips_are_skipped() -> None:
+    """pam_limits ignores a line of another field count; user and @group lines are not `*`'s."""
+    text = "* soft nofile\n@gpu hard nofile 4096\nroot - nofile 99\n* hard nofile 8192\n"
+    assert nofile.parse_limits_conf(text, source="f") == (None, 8192)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("* soft nofile\n", "f:1: a line '<domain> <soft|hard|-> <item> <value>'"),
-        ("\n* medium nofile 5\n", "f:2: a line '<domain> <soft|hard|-> <item> <value>'"),
+        ("\n* medium nofile 5\n", "f:2: a line '* <soft|hard|-> nofile <value>'"),
         ("* soft nofile lots\n", "f:1: a limit, got 'lots'"),
     ],
 )

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,20 @@ def test_no_record_is_an_empty_one(tmp_path: Path) -> None:
         '{"version": 1, "files": [{"path": "a", "content_base64": "!!", "mode": 1}],'
         ' "sysctls": [], "dirs": []}',
         "[]",
+        # Forged paths and keys: outside the host root, or out of proc/sys.
+        '{"version": 1, "files": [{"path": "/etc/passwd", "content_base64": null, "mode": null}],'
+        ' "sysctls": [], "dirs": []}',
+        '{"version": 1, "files": [{"path": "etc/../../x", "content_base64": null, "mode": null}],'
+        ' "sysctls": [], "dirs": []}',
+        '{"version": 1, "files": [], "sysctls": [], "dirs": ["../emptydir"]}',
+        '{"version": 1, "files": [], "sysctls": [{"key": "//.//.etc.cron/d.x", "before": "1",'
+        ' "written": "1"}], "dirs": []}',
+        '{"version": 1, "files": [{"path": "a", "content_base64": null, "mode": "abc"}],'
+        ' "sysctls": [], "dirs": []}',
+        '{"version": 1, "files": [], "sysctls": [{"key": "vm.x", "before": 1, "written": "1"}],'
+        ' "dirs": []}',
+        '{"version": 1, "files": [{"path": 5, "content_base64": null, "mode": null}],'
+        ' "sysctls": [], "dirs": []}',
     ],
 )
 def test_a_damaged_record_is_a_source_error(tmp_path: Path, text: str) -> None:
@@ -48,6 +64,29 @@ def test_a_damaged_record_is_a_source_error(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(errors.SourceError, match="not a tuning record"):
         record.load(path)
+
+
+def test_a_record_of_other_bytes_than_utf8_is_a_source_error(tmp_path: Path) -> None:
+    path = tmp_path / "record.json"
+    path.write_bytes(b'{"version": 1, \xff}')
+    with pytest.raises(errors.SourceError, match="not a tuning record"):
+        record.load(path)
+
+
+def test_the_lock_is_held_by_one_at_a_time(tmp_path: Path) -> None:
+    order: list[str] = []
+    with record.locked(tmp_path):
+        waiter = threading.Thread(target=lambda: _lock_and_note(tmp_path, order))
+        waiter.start()
+        time.sleep(0.2)
+        order.append("first done")
+    waiter.join(5)
+    assert order == ["first done", "second"]
+
+
+def _lock_and_note(root: Path, order: list[str]) -> None:
+    with record.locked(root):
+        order.append("second")
 
 
 @given(st.text())

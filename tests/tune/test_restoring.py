@@ -60,3 +60,16 @@ def test_a_folder_lens_made_that_holds_others_files_stays(host: Path) -> None:
     assert other.read_text() == "[Manager]\n"
     assert not (host / "etc/systemd/system.conf.d/99-lens.conf").exists()
     assert not (host / "var/lib/lens").exists()
+
+
+def test_a_sysctl_gone_since_is_left_and_the_files_restored(host: Path) -> None:
+    policy = rules.parse_policy("sysctls: {kernel.numa_balancing: {exactly: 0}}\n", source="p")
+    before = snapshot(host / "etc")
+    _apply(host, policy)
+    (host / "proc/sys/kernel/numa_balancing").unlink()  # the key went with a module
+    done = restoring.restore(root=host, record_file=host / RECORD)
+    assert done.left == (
+        f"kernel.numa_balancing: no longer readable ({host}/proc/sys/kernel/numa_balancing: "
+        "cannot read sysctl kernel.numa_balancing (No such file or directory))",
+    )
+    assert snapshot(host / "etc") == before and not (host / RECORD).exists()

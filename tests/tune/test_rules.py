@@ -135,3 +135,16 @@ def test_any_yaml_document_is_a_policy_or_a_config_error(document: object) -> No
         rules.parse_policy(yaml.safe_dump(document), source="p.yaml")
     except errors.ConfigError as exc:
         assert str(exc).startswith("p.yaml")
+
+
+def test_an_unquoted_yaml_boolean_matches_the_label_true() -> None:
+    policy = rules.parse_policy(
+        "profiles: [{match: {gpu: true}, sysctls: {vm.x: {exactly: 1}}}]\n", source="p"
+    )
+    assert policy.profiles[0].match == (("gpu", "true"),)
+    assert rules.effective(policy, {"gpu": "true"}).sysctls[-1].key == "vm.x"
+
+
+def test_yaml_nested_too_deep_is_one_line() -> None:
+    with pytest.raises(errors.ConfigError, match="nested less deeply"):
+        rules.parse_policy("[" * 100_000, source="p")

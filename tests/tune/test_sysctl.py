@@ -75,3 +75,10 @@ def test_any_text_is_settings_or_a_config_error(text: str) -> None:
         assert str(exc).startswith("f:")
     else:
         assert all(setting.key and "/" not in setting.key.split(".")[0] for setting in settings)
+
+
+def test_an_exclusion_line_sets_nothing() -> None:
+    """systemd's own 50-default.conf excludes a key from a glob with a bare '-key' line."""
+    text = "net.ipv4.conf.*.rp_filter = 2\n-net.ipv4.conf.all.rp_filter\n"
+    settings = sysctl.parse_sysctl_file(text, source="50-default.conf")
+    assert [(s.key, s.value) for s in settings] == [("net.ipv4.conf.*.rp_filter", "2")]

@@ -6,6 +6,7 @@ them one at a time.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -46,6 +47,9 @@ class TuneDaemon:
         self._drifted: frozenset[tuple[str, str]] = frozenset()
         self._conflicts: tuple[changes.Conflict, ...] = ()
         self._policy_error: str | None = None
+        # Live writes the kernel refused, by key: (the value then, the value refused). Not tried
+        # again until either changes, so a refused value is no write storm.
+        self._refused: dict[str, tuple[str, str, str]] = {}
 
     def cycle(self) -> None:
         """Check, repair when asked to, report; a bad host file or policy is reported (logs,
@@ -71,15 +75,24 @@ class TuneDaemon:
             raise RuntimeError(self._error)
         if self._policy.error is not None:
             raise RuntimeError(f"{self._policy.error} (the last good policy stays in force)")
+        if self._refused:
+            raise RuntimeError("; ".join(why for _, _, why in self._refused.values()))
 
     def _cycle(self) -> None:
         policy = self._policy.current()
         self._note_policy_error()
         labels = self._labels()
         source = policyfile.source_name(self._policy.path)
-        planned = changes.plan(policy, root=self._root, labels=labels, source=source)
+        planned = self._without_refused(
+            changes.plan(policy, root=self._root, labels=labels, source=source)
+        )
+        failed: applying.PartlyApplied | None = None
         if self._repair and not planned.empty:
-            done = applying.apply(planned, root=self._root, record_file=self._record_file)
+            try:
+                done = applying.apply(planned, root=self._root, record_file=self._record_file)
+            except applying.PartlyApplied as exc:
+                done, failed = exc.applied, exc
+                self._refuse(planned, exc)
             self._metrics.wrote(sysctls=done.sysctls, files=done.files, at=self._clock.time())
             log.info(
                 "node tuning repaired",
@@ -88,9 +101,30 @@ class TuneDaemon:
                     "files": [str(w.path) for w in planned.files],
                 },
             )
+        # Published whatever the writes did: drift the daemon cannot repair must show.
         states = planning.check(policy, root=self._root, labels=labels, source=source)
         self._metrics.show(states, conflicts=len(planned.conflicts))
         self._note_changes(states, planned.conflicts)
+        if failed is not None:
+            raise failed
+
+    def _without_refused(self, planned: changes.Plan) -> changes.Plan:
+        """The plan less the live writes refused before, unless the value now or the one wanted
+        changed (then they are tried again)."""
+        wanted = {w.key: w for w in planned.live}
+        for key in list(self._refused):
+            before, after, _ = self._refused[key]
+            write = wanted.get(key)
+            if write is None or (write.before, write.after) != (before, after):
+                del self._refused[key]
+        live = tuple(w for w in planned.live if w.key not in self._refused)
+        return dataclasses.replace(planned, live=live)
+
+    def _refuse(self, planned: changes.Plan, exc: applying.PartlyApplied) -> None:
+        for write in planned.live:
+            if write.key in exc.sysctls:
+                why = next((part for part in str(exc).split("; ") if write.key in part), str(exc))
+                self._refused[write.key] = (write.before, write.after, why)
 
     def _note_policy_error(self) -> None:
         error = self._policy.error

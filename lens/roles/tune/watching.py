@@ -27,6 +27,7 @@ class FileWatch:
         self._on_change = on_change
         self._watch: inotify.FolderWatch | None = None
         self._pending: asyncio.Task[None] | None = None
+        self._again = False  # a change came while the cycle ran: one more cycle after it
 
     @property
     def watching(self) -> bool:
@@ -58,7 +59,12 @@ class FileWatch:
         self._watch.refresh()  # a folder made since is watched itself
         if self._pending is None or self._pending.done():
             self._pending = asyncio.get_running_loop().create_task(self._settle_and_run())
+        else:
+            self._again = True
 
     async def _settle_and_run(self) -> None:
         await asyncio.sleep(SETTLE_SECONDS)
         await asyncio.to_thread(self._on_change)
+        while self._again:
+            self._again = False
+            await asyncio.to_thread(self._on_change)
