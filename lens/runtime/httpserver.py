@@ -54,6 +54,18 @@ def json_response(payload: object, *, status: int = 200) -> Response:
     return Response(status=status, body=body)
 
 
+# The original's success code in its envelope (REFERENCE.md 1.3).
+CODE_OK = 2000
+
+
+def enveloped(data: object, *, code: int = CODE_OK, message: str = "OK") -> Response:
+    """`data` in the original's envelope, which the node agent's and netflow's REST routes keep:
+    {"meta": {"code": 2000, "message": "OK"}, "data": ..., "tracing": null}."""
+    return json_response(
+        {"meta": {"code": code, "message": message}, "data": data, "tracing": None}
+    )
+
+
 def _verdict_response(verdict: Verdict) -> Response:
     return json_response(verdict.to_json(), status=200 if verdict.ok else 503)
 

@@ -446,3 +446,8 @@ def test_a_port_in_use_is_an_address_error(server: Server) -> None:
     )
     with pytest.raises(OSError, match="Address already in use"):
         asyncio.run(taken.start())
+
+
+def test_the_originals_envelope() -> None:
+    body = json.loads(httpserver.enveloped([1]).body)
+    assert body == {"meta": {"code": 2000, "message": "OK"}, "data": [1], "tracing": None}

@@ -18,18 +18,11 @@ from lens.devices.gpu import GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort
 from lens.devices.statics import StaticInventory
 from lens.roles.node_agent.state import AgentState
-from lens.runtime.httpserver import Handler, Request, Response, json_response
+from lens.runtime.httpserver import Handler, Request, Response, enveloped, json_response
 
-CODE_OK = 2000
 CODE_NOT_FOUND = 4004
 
 JsonObject = dict[str, object]
-
-
-def envelope(data: object, *, code: int = CODE_OK, message: str = "OK") -> Response:
-    return json_response(
-        {"meta": {"code": code, "message": message}, "data": data, "tracing": None}
-    )
 
 
 def _age(now: float, at: float | None) -> float | None:
@@ -190,13 +183,13 @@ class NodeApi:
             info = gpu_info(gpu, nodes[0] if nodes else None, self._facts(gpu, observed.at, now))
             info["last_seen"] = observed.at
             rows.append(info)
-        return envelope(rows)
+        return enveloped(rows)
 
     def driver_version(self, _: Request) -> Response:
         version = self._statics().driver_version or self._nvidia_driver()
         if version is None:
-            return envelope(None, code=CODE_NOT_FOUND, message="no GPU driver found on this node")
-        return envelope(version)
+            return enveloped(None, code=CODE_NOT_FOUND, message="no GPU driver found on this node")
+        return enveloped(version)
 
     def card_metrics(self, _: Request) -> Response:
         rows = [
@@ -204,7 +197,7 @@ class NodeApi:
             for gpu, observed in self._state.known_gpus()
             if observed.fresh
         ]
-        return envelope(rows)
+        return enveloped(rows)
 
     def dri_mapping(self, _: Request) -> Response:
         mapping: JsonObject = {}
@@ -212,14 +205,14 @@ class NodeApi:
             for node in self._dri_of(gpu):
                 if node.card is not None:
                     mapping[node.card] = dri_device(node, gpu.index)
-        return envelope(mapping)
+        return enveloped(mapping)
 
     def rdma(self, _: Request) -> Response:
         observed = self._state.rdma.get()
         if observed is None:
-            return envelope([])
+            return enveloped([])
         age = _age(self._state.time(), observed.at)
-        return envelope(
+        return enveloped(
             [
                 {
                     **rdma_device(d),
@@ -234,7 +227,7 @@ class NodeApi:
     def pods(self, _: Request) -> Response:
         """The live containers with their pods and devices: a bare array, as the original."""
         if self._containers is None:
-            return envelope(
+            return enveloped(
                 None,
                 code=CODE_NOT_FOUND,
                 message="container tracking is off (containers.containerd_address is empty)",

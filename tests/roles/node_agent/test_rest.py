@@ -8,7 +8,6 @@ from lens.devices.dri import DriMapping, DriNode
 from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort, RdmaSnapshot
 from lens.devices.statics import EMPTY, StaticInventory
-from lens.roles.node_agent import rest
 from lens.roles.node_agent.rest import NodeApi
 from lens.roles.node_agent.state import AgentState
 from lens.runtime.clock import FakeClock
@@ -59,11 +58,6 @@ def _api(statics: StaticInventory = INVENTORY) -> tuple[NodeApi, AgentState, Fak
     state = AgentState(clock.time)
     api = NodeApi(state, statics=lambda: statics, nvidia_driver=lambda: None)
     return api, state, clock
-
-
-def test_the_envelope() -> None:
-    body = json.loads(rest.envelope([1]).body)
-    assert body == {"meta": {"code": 2000, "message": "OK"}, "data": [1], "tracing": None}
 
 
 def test_gpus_in_amd_smi_shape_with_dri_and_the_facts_age() -> None:
