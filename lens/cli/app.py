@@ -33,6 +33,7 @@ def version() -> None:
 
 
 app.command("node-agent")(roles.node_agent)
+app.command("netflow")(roles.netflow)
 app.command("jobs")(roles.jobs)
 app.command("api")(roles.api)
 app.command("up")(roles.up)

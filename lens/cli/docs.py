@@ -29,6 +29,7 @@ def docs_metrics() -> None:
         ("Controller", _controller_families().declared),
         ("API", _api_families().declared),
         ("Tuning daemon", _tune_families().declared),
+        ("Netflow", _netflow_families().declared),
     ]
     typer.echo(metricsdoc.render_markdown(sections), nl=False)
 
@@ -113,4 +114,13 @@ def _tune_families() -> SelfMetrics:
 
     families = SelfMetrics(process=False)
     TuneMetrics(families)
+    return families
+
+
+def _netflow_families() -> SelfMetrics:
+    from lens.netflow.netflowmetrics import NetflowMetrics
+    from lens.runtime.selfmetrics import SelfMetrics
+
+    families = SelfMetrics(process=False)
+    NetflowMetrics(families, ttl_seconds=600)
     return families

@@ -1,5 +1,5 @@
-"""`lens node-agent`, `lens jobs`, `lens controller`, `lens api`: each launches one role;
-`lens up` launches every role this host can run, in one process.
+"""`lens node-agent`, `lens netflow`, `lens jobs`, `lens controller`, `lens api`: each launches
+one role; `lens up` launches every role this host can run, in one process.
 
 Flags override their config keys; the role itself is imported only when its command runs.
 """
@@ -58,6 +58,17 @@ def node_agent(
 
     cfg = with_host_root(with_ports(load(config), port), host_root)
     launch(cfg, node_agent_main.ROLE)
+
+
+def netflow(
+    config: ConfigOption = None,
+    host_root: HostRootOption = None,
+    port: PortOption = None,
+) -> None:
+    """Run the TCP flow exporter: bytes, RTT and connections per peer from eBPF tracepoints."""
+    from lens.roles.netflow import main as netflow_main
+
+    launch(with_host_root(with_ports(load(config), port), host_root), netflow_main.ROLE)
 
 
 def jobs(

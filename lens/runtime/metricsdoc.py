@@ -43,6 +43,21 @@ RENAMED: tuple[Rename, ...] = (
         new="lens_ib_port_hw_events_total",
         why="a name must not repeat its type (`promtool check metrics`); alpha, renamed at once",
     ),
+    *(
+        Rename(
+            old=old,
+            new=f"{old}_total",
+            why="the original network exporter's counter; a counter's samples end in _total "
+            "(Prometheus naming, applied by prometheus_client); it now only grows (the original "
+            "reset and re-added it every 15 s)",
+        )
+        for old in (
+            "primus_lens_network_tcp_flow_egress",
+            "primus_lens_network_tcp_flow_ingress",
+            "primus_lens_network_flow_dns",
+            "primus_lens_network_k8s_tcp_flow",
+        )
+    ),
     Rename(
         old="log_analysis_consume_count",
         new="log_analysis_consume_count_total",

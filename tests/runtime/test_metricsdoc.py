@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from lens.netflow.netflowmetrics import NetflowMetrics
 from lens.roles.node_agent import collectors
 from lens.runtime import families, metricsdoc
 from lens.runtime.families import FamilyGroup, FamilySpec
@@ -58,6 +59,7 @@ def test_renamed_families_are_listed_old_to_new_after_the_sections() -> None:
 def test_every_rename_leads_from_a_gone_family_to_an_exported_one() -> None:
     families = SelfMetrics(process=False)
     IntakeMetrics(families)
+    NetflowMetrics(families, ttl_seconds=60)
     exported = set(collectors.family_names()) | {f.name for f in families.declared}
     for rename in metricsdoc.RENAMED:
         assert rename.new in exported and rename.old not in exported, rename

@@ -13,6 +13,7 @@ from lens.runtime.config.loading import (
     load,
 )
 from lens.runtime.config.metrics import MetricsConfig
+from lens.runtime.config.netflow import NetflowConfig
 from lens.runtime.config.node import (
     ContainersConfig,
     EventsConfig,
@@ -43,6 +44,7 @@ __all__ = [
     "KubeletConfig",
     "LoggingConfig",
     "MetricsConfig",
+    "NetflowConfig",
     "NodeAgentConfig",
     "ServerConfig",
     "ServiceConfig",

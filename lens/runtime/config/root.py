@@ -10,6 +10,7 @@ from lens.runtime.config.database import DatabaseConfig
 from lens.runtime.config.jobs import JobsConfig
 from lens.runtime.config.kube import ControllerConfig, KubeConfig
 from lens.runtime.config.metrics import MetricsConfig
+from lens.runtime.config.netflow import NetflowConfig
 from lens.runtime.config.node import (
     ContainersConfig,
     EventsConfig,
@@ -46,6 +47,7 @@ class Config:
         TelemetryConfig(), "Remote write and training logs taken in by the jobs role."
     )
     tune: TuneConfig = setting(TuneConfig(), "Node tuning: sysctls and open-file limits.")
+    netflow: NetflowConfig = setting(NetflowConfig(), "TCP flows, RTT and connections of a node.")
 
 
 EXAMPLE_HEADER = """\

@@ -31,6 +31,7 @@ def test_every_section_is_a_key_of_the_root() -> None:
         "api",
         "telemetry",
         "tune",
+        "netflow",
     }
 
 

@@ -1,0 +1,92 @@
+"""One interval of `lens netflow`: the kernel's counters read, turned into per-socket
+intervals, classified and added to the metrics. The eBPF backend is loaded once, at start; when
+it cannot run here the reason is logged once, shown by /readyz and the backend metric, and
+nothing is read."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from lens.netflow import accounting, listeners, loader
+from lens.netflow.classify import Classifier
+from lens.netflow.flows import DeltaTracker
+from lens.netflow.netflowmetrics import NetflowMetrics
+from lens.runtime.clock import Clock
+from lens.runtime.config import NetflowConfig
+
+log = logging.getLogger(__name__)
+
+
+class NetflowCycle:
+    """The backend, the last readings and the metrics; `run()` is the loop's body."""
+
+    name = "netflow-backend"
+
+    def __init__(
+        self,
+        config: NetflowConfig,
+        *,
+        root: Path,
+        classifier: Classifier,
+        metrics: NetflowMetrics,
+        clock: Clock,
+    ) -> None:
+        self._config = config
+        self._root = root
+        self._classifier = classifier
+        self._metrics = metrics
+        self._clock = clock
+        self._backend: loader.EbpfFlows | None = None
+        self._tracker = DeltaTracker()
+        self._dropped = loader.Dropped(flows_full=0, closed_full=0)
+        self.unavailable: str | None = "the eBPF backend is loading"
+
+    async def start(self) -> None:
+        """Compile and attach the program (seconds of clang), off the event loop."""
+        try:
+            self._backend = await asyncio.to_thread(
+                loader.EbpfFlows, max_flows=self._config.max_flows
+            )
+        except loader.NetflowUnavailable as exc:
+            self.unavailable = str(exc)
+            self._metrics.backend.labels("none").set(1)
+            log.error("lens netflow cannot read TCP flows here", extra={"reason": str(exc)})
+            return
+        self.unavailable = None
+        self._metrics.backend.labels("ebpf").set(1)
+        log.info("lens netflow reads TCP flows with eBPF")
+
+    async def stop(self) -> None:
+        if self._backend is not None:
+            await asyncio.to_thread(self._backend.close)
+            self._backend = None
+
+    def run(self) -> None:
+        backend = self._backend
+        if backend is None:
+            return
+        live, closed = backend.read()
+        deltas = self._tracker.advance(live, closed)
+        listening = listeners.read_listeners(self._root)
+        flows = accounting.classify_all(deltas, self._classifier, listening)
+        now = self._clock.time()
+        self._metrics.record(flows, accounting.top_peers(flows, self._config.top_peers), now)
+        self._metrics.expire(now)
+        self._metrics.tracked.set(self._tracker.tracked)
+        self._count_dropped(backend.dropped())
+
+    def ready(self) -> None:
+        """The readiness check: raises while no backend reads flows."""
+        if self.unavailable is not None:
+            raise RuntimeError(self.unavailable)
+
+    def _count_dropped(self, now: loader.Dropped) -> None:
+        for name, before, after in (
+            ("flows", self._dropped.flows_full, now.flows_full),
+            ("closed", self._dropped.closed_full, now.closed_full),
+        ):
+            if after > before:
+                self._metrics.dropped.labels(name).inc(after - before)
+        self._dropped = now

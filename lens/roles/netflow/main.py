@@ -1,0 +1,59 @@
+"""`lens netflow`: the node's TCP flows as metrics (docs/netflow.md).
+
+`build()` adds the role to a process: the eBPF backend as a part (loaded at start), the reading
+as a loop every netflow.interval_seconds, GET /v1/net-flow/tcp-listen, the readiness check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from lens.netflow import classify, listeners, networks
+from lens.netflow.netflowmetrics import NetflowMetrics
+from lens.roles.netflow.cycle import NetflowCycle
+from lens.runtime.config import Config
+from lens.runtime.httpserver import Request, Response, enveloped
+from lens.runtime.launcher import Role
+from lens.runtime.periodic import Loop
+from lens.runtime.process import Process
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Netflow:
+    process: Process
+    cycle: NetflowCycle
+
+
+def build(config: Config, process: Process) -> Netflow:
+    """Add the role to `process`; a bad policy file or CIDR is a ConfigError here."""
+    root = Path(config.host.root)
+    policy = networks.node_policy(config.netflow, root=root)
+    metrics = NetflowMetrics(process.metrics, ttl_seconds=config.netflow.series_ttl_seconds)
+    cycle = NetflowCycle(
+        config.netflow,
+        root=root,
+        classifier=classify.Classifier(policy),
+        metrics=metrics,
+        clock=process.clock,
+    )
+    process.add_part(cycle)
+    process.add_loop(
+        Loop(name="netflow", interval_seconds=config.netflow.interval_seconds, run=cycle.run)
+    )
+
+    def tcp_listen(_request: Request) -> Response:
+        """The original's route: the listening ports, IPv6 ones included."""
+        return enveloped(listeners.read_listeners(root).ports)
+
+    process.add_route("/v1/net-flow/tcp-listen", tcp_listen)
+    process.health.add_readiness("netflow", cycle.ready)
+    return Netflow(process=process, cycle=cycle)
+
+
+ROLE = Role(
+    name="netflow",
+    starting="netflow starting",
+    sections=("host", "server", "netflow"),
+    build=build,
+)

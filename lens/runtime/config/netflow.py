@@ -1,0 +1,63 @@
+"""The `netflow` config section: how `lens netflow` reads, classifies and exports TCP flows."""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+
+from lens.runtime.settings import setting
+
+
+def _check_cidrs(value: object) -> str | None:
+    if not isinstance(value, tuple):
+        return "expected a list of CIDRs"
+    for item in value:
+        try:
+            ipaddress.ip_network(str(item), strict=False)
+        except ValueError:
+            return f"expected CIDRs, got {item!r}"
+    return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NetflowConfig:
+    """TCP flows, RTT and connections of a node (docs/netflow.md)."""
+
+    interval_seconds: float = setting(
+        5.0,
+        "How often the kernel's counters are read and the metrics updated.",
+        minimum=0.5,
+        maximum=300.0,
+    )
+    top_peers: int = setting(
+        100,
+        "Peers told apart in the metrics each interval (those with the most bytes); the rest "
+        'are counted as peer="other".',
+        minimum=1,
+        maximum=100_000,
+    )
+    series_ttl_seconds: float = setting(
+        600.0,
+        "A flow's series not updated for this long is removed.",
+        minimum=10.0,
+        maximum=86_400.0,
+    )
+    policy_file: str = setting(
+        "",
+        "The peer-type policy (JSON or YAML, the original's keys: internal_hosts, k8s_pod, "
+        "k8s_svc, dns, docker, localhost); empty: the built-in networks.",
+        path=True,
+    )
+    pod_cidrs: tuple[str, ...] = setting(
+        (), "Pod networks, added to the policy's k8s_pod.", check=_check_cidrs
+    )
+    service_cidrs: tuple[str, ...] = setting(
+        (), "Service networks, added to the policy's k8s_svc.", check=_check_cidrs
+    )
+    max_flows: int = setting(
+        65536,
+        "Sockets the kernel's map holds at once; beyond, new ones are not tracked (counted in "
+        "lens_netflow_kernel_dropped_total).",
+        minimum=1024,
+        maximum=4_194_304,
+    )

@@ -1,0 +1,72 @@
+"""The role's interval, in-process: where eBPF cannot run, /readyz and the backend metric say
+why and nothing is read; where it can, a connection of the link lands in the metrics."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from lens.netflow import classify, loader
+from lens.netflow.netflowmetrics import NetflowMetrics
+from lens.roles.netflow.cycle import NetflowCycle
+from lens.runtime.clock import SystemClock
+from lens.runtime.config import NetflowConfig
+from lens.runtime.selfmetrics import SelfMetrics
+from tests.netflow.conftest import Link
+
+pytestmark = pytest.mark.slow_timeout
+
+
+def _cycle(metrics: SelfMetrics) -> NetflowCycle:
+    return NetflowCycle(
+        NetflowConfig(),
+        root=Path("/"),
+        classifier=classify.Classifier(classify.DEFAULT_POLICY),
+        metrics=NetflowMetrics(metrics, ttl_seconds=600),
+        clock=SystemClock(),
+    )
+
+
+def test_without_ebpf_it_says_why_and_reads_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(loader, "TRACEFS", (tmp_path,))
+    metrics = SelfMetrics(process=False)
+    cycle = _cycle(metrics)
+    with pytest.raises(RuntimeError, match="loading"):
+        cycle.ready()
+    asyncio.run(cycle.start())
+    with pytest.raises(RuntimeError, match="tracepoints missing"):
+        cycle.ready()
+    assert metrics.registry.get_sample_value("lens_netflow_backend", {"backend": "none"}) == 1
+    cycle.run()  # nothing to read: no error
+    asyncio.run(cycle.stop())
+
+
+def test_a_connection_lands_in_the_metrics(link: Link) -> None:
+    metrics = SelfMetrics(process=False)
+    cycle = _cycle(metrics)
+    asyncio.run(cycle.start())
+    try:
+        cycle.ready()
+        cycle.run()
+        link.transfer(to=link.server_ip, port=7700, send=100_000, reply=0)
+        labels = {"direction": "outbound", "peer": link.server_ip, "port": "7700"}
+        sent = 0.0
+        for _ in range(50):
+            cycle.run()
+            sent = (
+                metrics.registry.get_sample_value(
+                    "lens_netflow_tcp_sent_bytes_total", {**labels, "peer_type": "internalHosts"}
+                )
+                or 0.0
+            )
+            if sent == 100_000:
+                break
+            asyncio.run(asyncio.sleep(0.05))
+        assert sent == 100_000
+        assert metrics.registry.get_sample_value("lens_netflow_backend", {"backend": "ebpf"}) == 1
+    finally:
+        asyncio.run(cycle.stop())
