@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,14 +31,6 @@ TRACEFS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
 
 class NetflowUnavailable(errors.SourceError):
     """The eBPF backend cannot run here; the message says what is missing."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Dropped:
-    """Flows the kernel could not keep because a map was full, since the program loaded."""
-
-    flows_full: int
-    closed_full: int
 
 
 def import_bcc() -> ModuleType:
@@ -82,6 +73,8 @@ def missing_tracepoints() -> list[str]:
 class EbpfFlows:
     """The loaded program; `read()` each interval, `close()` once."""
 
+    name = "ebpf"
+
     def __init__(self, *, max_flows: int = 65536, max_closed: int = 65536) -> None:
         missing = missing_tracepoints()
         if missing:
@@ -113,9 +106,9 @@ class EbpfFlows:
                 del self._closed[key]
         return live, closed
 
-    def dropped(self) -> Dropped:
+    def dropped(self) -> sockets.Dropped:
         counts = [int(self._dropped[self._dropped.Key(index)].value) for index in (0, 1)]
-        return Dropped(flows_full=counts[0], closed_full=counts[1])
+        return sockets.Dropped(flows_full=counts[0], closed_full=counts[1])
 
     def close(self) -> None:
         self._bpf.cleanup()

@@ -64,8 +64,8 @@ class NetflowMetrics:
         )
         self.backend = metrics.gauge(
             "lens_netflow_backend",
-            "1 for the backend reading TCP flows: ebpf, or none when it cannot run here (the "
-            "log and /readyz say why).",
+            "1 for the backend reading TCP flows: ebpf, sockdiag (the fallback), or none when "
+            "neither can run here (the log and /readyz say why).",
             ("backend",),
         )
         self.dropped = metrics.counter(

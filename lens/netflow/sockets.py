@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from lens.runtime import errors
 
@@ -63,3 +63,25 @@ def parse_opened(code: int) -> Opened:
     if opened is None:
         raise errors.SourceError(f"an opened code {code}, expected one of {sorted(OPENED_CODES)}")
     return opened
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dropped:
+    """Sockets a backend could not keep because a map was full, since it started."""
+
+    flows_full: int
+    closed_full: int
+
+
+class FlowBackend(Protocol):
+    """What reads the sockets' counters: eBPF (loader.py) or sock_diag (diagflows.py)."""
+
+    name: str
+
+    def read(self) -> tuple[list[SocketCounters], list[SocketCounters]]:
+        """The live sockets' counters, then those of sockets ended since the last read."""
+        ...
+
+    def dropped(self) -> Dropped: ...
+
+    def close(self) -> None: ...

@@ -4,17 +4,23 @@ netem), and the traffic generator (traffic.py) run in each."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 TRAFFIC = Path(__file__).with_name("traffic.py")
 DELAY_LINE = Path(__file__).with_name("delayline.py")
+CLONE_NEWNET = 0x40000000
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,12 +40,15 @@ class Link:
         command = ["ip", "netns", "exec", namespace, sys.executable, str(TRAFFIC), *args]
         return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
 
-    def transfer(self, *, to: str, port: int, send: int, reply: int) -> tuple[int, int]:
-        """`send` bytes from the client to the server at `to`, `reply` back; what each read."""
-        server = self.run(self.server, "serve", to, str(port), str(reply))
+    def transfer(
+        self, *, to: str, port: int, send: int, reply: int, hold: float = 0.0
+    ) -> tuple[int, int]:
+        """`send` bytes from the client to the server at `to`, `reply` back, the connection
+        kept open `hold` seconds more on each side; what each read."""
+        server = self.run(self.server, "serve", to, str(port), str(reply), str(hold))
         assert server.stdout is not None
         assert server.stdout.readline().strip() == "listening"
-        client = self.run(self.client, "send", to, str(port), str(send))
+        client = self.run(self.client, "send", to, str(port), str(send), str(hold))
         client_out, _ = client.communicate(timeout=120)
         server_out, _ = server.communicate(timeout=120)
         return int(server_out.strip()), int(client_out.strip())
@@ -88,3 +97,22 @@ def link() -> Iterator[Link]:
         line.terminate()
         line.wait(10)
         line.stdout.close()
+
+
+def inside(namespace: str, make: Callable[[], T]) -> T:
+    """`make()` run on a thread moved into `namespace` (setns): a socket it makes belongs to that
+    network namespace, whichever thread then uses it."""
+    found: list[T] = []
+
+    def enter_and_make() -> None:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        with open(f"/var/run/netns/{namespace}") as handle:
+            if libc.setns(handle.fileno(), CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns")
+        found.append(make())
+
+    thread = threading.Thread(target=enter_and_make)
+    thread.start()
+    thread.join(30)
+    assert found, f"nothing made in {namespace}"
+    return found[0]

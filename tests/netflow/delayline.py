@@ -82,6 +82,10 @@ class DelayLine:
 
 def main() -> None:
     first, second, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    # A packet held longer than the delay is an RTT the tests did not configure: ahead of the
+    # machine's other work (as root; elsewhere the default priority stays).
+    with contextlib.suppress(OSError):
+        os.nice(-15)
     line = DelayLine((first, second), delay_seconds=delay).start()
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lens.netflow import loader
+from lens.netflow import loader, sockets
 from lens.netflow.flows import DeltaTracker, FlowDelta
 
 from .conftest import Link
@@ -93,7 +93,7 @@ def test_bytes_rtt_and_who_opened_are_the_traffics(
         assert delta.rtt_count > 0
         mean = delta.rtt_sum_us / delta.rtt_count
         assert abs(mean - delay_us) <= delay_us / 10, (delta.opened, mean)
-    assert program.dropped() == loader.Dropped(flows_full=0, closed_full=0)
+    assert program.dropped() == sockets.Dropped(flows_full=0, closed_full=0)
     assert _flows_of(program, tracker, port) == []  # read once: nothing more to tell
 
 

@@ -1,7 +1,8 @@
-"""One interval of `lens netflow`: the kernel's counters read, turned into per-socket
-intervals, classified and added to the metrics. The eBPF backend is loaded once, at start; when
-it cannot run here the reason is logged once, shown by /readyz and the backend metric, and
-nothing is read."""
+"""One interval of `lens netflow`: the sockets' counters read, turned into per-socket
+intervals, classified and added to the metrics. The backend is chosen once, at start
+(netflow.backend): eBPF where it can run, else — with `auto` — the sock_diag fallback, the
+reason eBPF cannot run logged once; with no backend at all /readyz and the backend metric say
+why, and nothing is read."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import asyncio
 import logging
 from pathlib import Path
 
-from lens.netflow import accounting, listeners, loader
+from lens.netflow import accounting, diagflows, listeners, loader
 from lens.netflow.classify import Classifier
 from lens.netflow.flows import DeltaTracker
 from lens.netflow.netflowmetrics import NetflowMetrics
+from lens.netflow.sockets import Dropped, FlowBackend
+from lens.runtime import errors
 from lens.runtime.clock import Clock
 from lens.runtime.config import NetflowConfig
 
@@ -38,25 +41,37 @@ class NetflowCycle:
         self._classifier = classifier
         self._metrics = metrics
         self._clock = clock
-        self._backend: loader.EbpfFlows | None = None
+        self._backend: FlowBackend | None = None
         self._tracker = DeltaTracker()
-        self._dropped = loader.Dropped(flows_full=0, closed_full=0)
-        self.unavailable: str | None = "the eBPF backend is loading"
+        self._dropped = Dropped(flows_full=0, closed_full=0)
+        self.unavailable: str | None = "the backend is loading"
 
     async def start(self) -> None:
-        """Compile and attach the program (seconds of clang), off the event loop."""
+        """Choose and load the backend (eBPF: seconds of clang), off the event loop."""
         try:
-            self._backend = await asyncio.to_thread(
-                loader.EbpfFlows, max_flows=self._config.max_flows
-            )
-        except loader.NetflowUnavailable as exc:
+            self._backend = await asyncio.to_thread(self._load)
+        except errors.SourceError as exc:
             self.unavailable = str(exc)
             self._metrics.backend.labels("none").set(1)
             log.error("lens netflow cannot read TCP flows here", extra={"reason": str(exc)})
             return
         self.unavailable = None
-        self._metrics.backend.labels("ebpf").set(1)
-        log.info("lens netflow reads TCP flows with eBPF")
+        self._metrics.backend.labels(self._backend.name).set(1)
+        log.info("lens netflow reads TCP flows", extra={"backend": self._backend.name})
+
+    def _load(self) -> FlowBackend:
+        chosen = self._config.backend
+        if chosen in ("auto", "ebpf"):
+            try:
+                return loader.EbpfFlows(max_flows=self._config.max_flows)
+            except loader.NetflowUnavailable as exc:
+                if chosen == "ebpf":
+                    raise
+                log.warning(
+                    "no eBPF: TCP flows sampled through sock_diag instead",
+                    extra={"reason": str(exc)},
+                )
+        return diagflows.SockDiagFlows(lambda: listeners.read_listeners(self._root))
 
     async def stop(self) -> None:
         if self._backend is not None:
@@ -82,7 +97,7 @@ class NetflowCycle:
         if self.unavailable is not None:
             raise RuntimeError(self.unavailable)
 
-    def _count_dropped(self, now: loader.Dropped) -> None:
+    def _count_dropped(self, now: Dropped) -> None:
         for name, before, after in (
             ("flows", self._dropped.flows_full, now.flows_full),
             ("closed", self._dropped.closed_full, now.closed_full),

@@ -19,6 +19,10 @@ def _check_cidrs(value: object) -> str | None:
     return None
 
 
+def _check_backend(value: object) -> str | None:
+    return None if value in ("auto", "ebpf", "sockdiag") else "expected auto, ebpf or sockdiag"
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class NetflowConfig:
     """TCP flows, RTT and connections of a node (docs/netflow.md)."""
@@ -53,6 +57,15 @@ class NetflowConfig:
     )
     service_cidrs: tuple[str, ...] = setting(
         (), "Service networks, added to the policy's k8s_svc.", check=_check_cidrs
+    )
+    backend: str = setting(
+        "auto",
+        "What reads the sockets: ebpf (tracepoints, every byte), sockdiag (TCP_INFO sampled "
+        "each interval: no eBPF needed, a socket's last interval lost), or auto (ebpf where it "
+        "can run, else sockdiag).",
+        check=lambda value: (
+            None if value in ("auto", "ebpf", "sockdiag") else "expected auto, ebpf or sockdiag"
+        ),
     )
     max_flows: int = setting(
         65536,

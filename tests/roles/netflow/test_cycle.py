@@ -1,9 +1,12 @@
-"""The role's interval, in-process: where eBPF cannot run, /readyz and the backend metric say
-why and nothing is read; where it can, a connection of the link lands in the metrics."""
+"""The role's interval, in-process: where eBPF cannot run, `auto` falls back to sock_diag and
+`ebpf` says why (/readyz, the backend metric) and reads nothing; a connection lands in the
+metrics through either backend."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -19,9 +22,9 @@ from tests.netflow.conftest import Link
 pytestmark = pytest.mark.slow_timeout
 
 
-def _cycle(metrics: SelfMetrics) -> NetflowCycle:
+def _cycle(metrics: SelfMetrics, backend: str = "auto") -> NetflowCycle:
     return NetflowCycle(
-        NetflowConfig(),
+        NetflowConfig(backend=backend),
         root=Path("/"),
         classifier=classify.Classifier(classify.DEFAULT_POLICY),
         metrics=NetflowMetrics(metrics, ttl_seconds=600),
@@ -34,7 +37,7 @@ def test_without_ebpf_it_says_why_and_reads_nothing(
 ) -> None:
     monkeypatch.setattr(loader, "TRACEFS", (tmp_path,))
     metrics = SelfMetrics(process=False)
-    cycle = _cycle(metrics)
+    cycle = _cycle(metrics, backend="ebpf")
     with pytest.raises(RuntimeError, match="loading"):
         cycle.ready()
     asyncio.run(cycle.start())
@@ -68,5 +71,42 @@ def test_a_connection_lands_in_the_metrics(link: Link) -> None:
             asyncio.run(asyncio.sleep(0.05))
         assert sent == 100_000
         assert metrics.registry.get_sample_value("lens_netflow_backend", {"backend": "ebpf"}) == 1
+    finally:
+        asyncio.run(cycle.stop())
+
+
+def test_auto_falls_back_to_sock_diag_and_counts_a_local_connection(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(loader, "TRACEFS", (tmp_path,))
+    metrics = SelfMetrics(process=False)
+    cycle = _cycle(metrics)
+    asyncio.run(cycle.start())
+    try:
+        cycle.ready()
+        assert (
+            metrics.registry.get_sample_value("lens_netflow_backend", {"backend": "sockdiag"}) == 1
+        )
+        cycle.run()
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            port = server.getsockname()[1]
+            with socket.create_connection(("127.0.0.1", port)) as client:
+                accepted, _ = server.accept()
+                with accepted:
+                    client.sendall(b"x" * 50_000)
+                    got = 0
+                    while got < 50_000:
+                        got += len(accepted.recv(65536))
+                    time.sleep(0.05)
+                    cycle.run()
+        labels = {
+            "direction": "outbound",
+            "peer": "127.0.0.1",
+            "peer_type": "localhost",
+            "port": str(port),
+        }
+        assert (
+            metrics.registry.get_sample_value("lens_netflow_tcp_sent_bytes_total", labels) == 50_000
+        )
     finally:
         asyncio.run(cycle.stop())

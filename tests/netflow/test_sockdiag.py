@@ -1,0 +1,66 @@
+"""The sock_diag dump: parsed from the kernel's own answer for sockets of this test, and from any
+bytes without a foreign exception."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lens.netflow import sockdiag
+from lens.netflow.diagflows import SockDiagFlows
+from lens.netflow.listeners import Listeners
+from lens.runtime import errors
+
+NOTHING_LISTENS = Listeners(endpoints=frozenset())
+
+
+def test_a_loopback_connections_counters_are_the_kernels() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = server.accept()
+            with accepted:
+                client.sendall(b"x" * 100_000)
+                got = 0
+                while got < 100_000:
+                    got += len(accepted.recv(65536))
+                time.sleep(0.05)  # the last ACK
+                reader = SockDiagFlows(lambda: NOTHING_LISTENS)
+                try:
+                    found = {s.local.port: s for s in reader.dump()}
+                finally:
+                    reader.close()
+    sender = found[
+        client.getsockname()[1] if False else next(p for p in found if found[p].remote.port == port)
+    ]
+    assert sender.bytes_acked == 100_000
+    assert found[port].bytes_received == 100_000
+    assert sender.cookie != found[port].cookie
+
+
+def test_the_end_of_a_dump_and_an_error_are_told() -> None:
+    done = struct.pack("=IHHII", 20, sockdiag.NLMSG_DONE, 2, 1, 0) + bytes(4)
+    assert sockdiag.parse_dump(done) == ([], True)
+    refused = struct.pack("=IHHII", 20, sockdiag.NLMSG_ERROR, 0, 1, 0) + struct.pack("=i", -1)
+    with pytest.raises(errors.SourceError, match="errno 1"):
+        sockdiag.parse_dump(refused)
+
+
+def test_a_truncated_message_is_a_source_error() -> None:
+    header = struct.pack("=IHHII", 200, sockdiag.SOCK_DIAG_BY_FAMILY, 2, 1, 0)
+    with pytest.raises(errors.SourceError, match="a message of 200 bytes"):
+        sockdiag.parse_dump(header + bytes(20))
+
+
+@given(st.binary(max_size=600))
+def test_any_bytes_are_sockets_or_a_source_error(data: bytes) -> None:
+    try:
+        found, _ = sockdiag.parse_dump(data)
+    except errors.SourceError:
+        return
+    assert all(s.local.port >= 0 for s in found)
