@@ -64,12 +64,15 @@ FROM base AS netflow
 # Debian's nearest ones: bcc compiles its programs against headers at start, the nodes' kernels
 # often have none packaged, and programs reading only tracepoint arguments (as lens netflow's
 # do) work with near headers. A node's own headers, mounted read-only from the host
-# (/lib/modules and /usr/src), are better; BCC_KERNEL_SOURCE can point bcc at either.
+# (/lib/modules and /usr/src), are better. /usr/src/lens-kernel-headers names the image's for
+# netflow.kernel_headers: Lens links them where bcc compiles (docs/netflow.md).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         python3-bpfcc "linux-headers-$(dpkg --print-architecture)" \
  && rm -rf /var/lib/apt/lists/* \
  && ln -s /usr/lib/python3/dist-packages/bcc /opt/lens/lib/python3.11/site-packages/bcc \
+ && ln -s "$(ls -d /usr/src/linux-headers-*-"$(dpkg --print-architecture)" | sort -V | tail -n 1)" \
+        /usr/src/lens-kernel-headers \
  && /opt/lens/bin/python -c "import bcc"
 # Root, deliberately: loading BPF programs needs CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN on
 # kernels before 5.8), and Kubernetes grants added capabilities only to a root process (a

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +28,7 @@ TRACEPOINTS = (
     "tcp/tcp_destroy_sock",
 )
 TRACEFS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
+MODULES = Path("/lib/modules")
 
 
 class NetflowUnavailable(errors.SourceError):
@@ -61,6 +63,32 @@ def import_bcc() -> ModuleType:
     return module
 
 
+def ensure_headers(modules: Path, headers: Path | None) -> None:
+    """bcc compiles in `modules`/build: where nothing is there, link `headers` (Debian's layout:
+    `linux-headers-<v>-<arch>` beside its `linux-headers-<v>-common`, the `source`); with no
+    headers to link, NetflowUnavailable says what to do."""
+    build = modules / "build"
+    if build.exists():
+        return
+    if headers is None or not headers.is_dir():
+        raise NetflowUnavailable(
+            f"no kernel headers for bcc at {build}: link the nearest Debian linux-headers there "
+            "and to source, or set netflow.kernel_headers (docs/netflow.md)"
+        )
+    resolved = headers.resolve()
+    common = resolved.with_name(resolved.name.rsplit("-", 1)[0] + "-common")
+    try:
+        modules.mkdir(parents=True, exist_ok=True)
+        build.unlink(missing_ok=True)  # a link to headers that are gone
+        build.symlink_to(resolved)
+        (modules / "source").unlink(missing_ok=True)
+        (modules / "source").symlink_to(common if common.is_dir() else resolved)
+    except OSError as exc:
+        raise NetflowUnavailable(
+            f"cannot link kernel headers {resolved} at {build} ({exc.strerror})"
+        ) from None
+
+
 def missing_tracepoints() -> list[str]:
     """The tracepoints the program needs that this kernel's tracefs does not show."""
     for root in TRACEFS:
@@ -75,13 +103,20 @@ class EbpfFlows:
 
     name = "ebpf"
 
-    def __init__(self, *, max_flows: int = 65536, max_closed: int = 65536) -> None:
+    def __init__(
+        self, *, max_flows: int = 65536, max_closed: int = 65536, kernel_headers: str = ""
+    ) -> None:
+        """`kernel_headers`: headers to link for bcc where the kernel's build folder has none
+        (the netflow image's Debian headers)."""
         missing = missing_tracepoints()
         if missing:
             raise NetflowUnavailable(
                 "tracepoints missing (or tracefs not mounted at /sys/kernel/tracing): "
                 + ", ".join(missing)
             )
+        ensure_headers(
+            MODULES / os.uname().release, Path(kernel_headers) if kernel_headers else None
+        )
         bcc = import_bcc()
         # The program and map names as bytes (bcc warns of text: DeprecationWarning); its
         # cflags as text, which it encodes itself.
@@ -143,11 +178,6 @@ def decode(socket: int, value: Any) -> sockets.SocketCounters:
 
 def _why_not_loaded(exc: Exception) -> str:
     text = str(exc)
-    if "kernel headers" in text.lower() or "/lib/modules" in text:
-        return (
-            "no kernel headers for bcc: link the nearest Debian linux-headers to "
-            "/lib/modules/$(uname -r)/build and source (docs/netflow.md)"
-        )
     if "Operation not permitted" in text or "EPERM" in text:
         return "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON"
     first = text.splitlines()[0][:200] if text else type(exc).__name__

@@ -238,6 +238,7 @@ def _readme_roles() -> set[str]:
     return found
 
 
+@pytest.mark.slow_timeout  # a `lens ROLE --help` process per role
 def test_every_role_the_manifests_start_is_a_lens_command() -> None:
     assert _overlays(), "deploy/kustomize/overlays holds the overlays"
     roles = _rendered_roles()

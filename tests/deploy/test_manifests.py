@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 import lens
+from lens.netflow import loader as netflow_loader
 from lens.runtime import errors, settings
 from lens.runtime.config import Config
 from lens.sim.kube.server import KubeApiServer
@@ -41,14 +42,17 @@ Document = dict[str, Any]
 KUBERNETES_VERSIONS = ("1.27", "1.34")
 NAMESPACE = "lens"  # the overlays' namespace
 EXPECTED_ROLES = {
-    "single-cluster": {"node-agent", "tune", "controller", "jobs", "api"},
+    "single-cluster": {"node-agent", "tune", "netflow", "controller", "jobs", "api"},
     "control-plane": {"controller", "jobs", "api"},
-    "agents-only": {"node-agent", "tune"},
+    "agents-only": {"node-agent", "tune", "netflow"},
 }
 OVERLAYS = sorted(EXPECTED_ROLES)
 # The ServiceAccounts (and so the RBAC) each overlay brings: a cluster reporting to a central
 # Lens keeps the controller's, the identity the central controller watches it with.
-EXPECTED_ACCOUNTS = {**EXPECTED_ROLES, "agents-only": {"node-agent", "tune", "controller"}}
+EXPECTED_ACCOUNTS = {
+    **EXPECTED_ROLES,
+    "agents-only": {"node-agent", "tune", "netflow", "controller"},
+}
 # Kinds the API emulator (lens/sim/kube) does not serve: checked against the schemas only.
 NOT_SERVED = {
     "ServiceAccount",
@@ -78,6 +82,7 @@ ROLE_PATHS = {
     ),
     "api": ("database.password_file", "api.token_file", "kube.token_file", "kube.ca_file"),
     "tune": ("host.root", "tune.policy_file", "kube.token_file", "kube.ca_file"),
+    "netflow": ("netflow.policy_file", "netflow.kernel_headers"),
 }
 NO_POD_PATHS = ("kube.kubeconfig", "jobs.daily_report_dir")
 # Settings naming a NAMESPACE/NAME object in Lens's own namespace, by the role reading them.
@@ -92,7 +97,10 @@ NAMESPACED_SETTINGS = {
     ),
     "api": (),
     "tune": (),
+    "netflow": (),
 }
+# Paths the image itself holds (the Dockerfile makes them; tests/deploy/test_image.py).
+IMAGE_PATHS = ("/usr/src/lens-kernel-headers",)
 # PERFORMANCE.md, `lens node-agent` on 8 GPUs + 8 RDMA ports: the highest peak RSS measured.
 AGENT_PEAK_RSS_MIB = 56
 
@@ -173,7 +181,7 @@ def test_the_image_is_lens_at_its_version() -> None:
         for overlay in OVERLAYS
         for container in containers_of(rendered(overlay))
     }
-    assert images == {f"lens:{lens.__version__}"}
+    assert images == {f"lens:{lens.__version__}", f"lens-netflow:{lens.__version__}"}
 
 
 # --- schemas -----------------------------------------------------------------------------------
@@ -306,6 +314,9 @@ def _check_path(container: Container, files: PodFiles, key: str, path: str) -> N
     service account's token), the host's file system, or a volume the role may write to."""
     if path.startswith(SERVICE_ACCOUNT_DIR + "/"):
         assert container.spec.get("automountServiceAccountToken", True), key
+        return
+    if path in IMAGE_PATHS:
+        assert container.body["image"].startswith("lens-netflow:"), (container.label, key)
         return
     mount = container.mount_of(path)
     assert mount is not None, f"{container.label}: {key} = {path} is in no volume"
@@ -447,6 +458,28 @@ def test_the_tuning_daemon_writes_only_where_lens_puts_its_files(
     assert policy is not None and policy.kind == "configMap" and policy.read_only
     assert tune_rules.parse_policy(files.at(policy_file).read_text(), source=policy_file)
     assert cfg.tune.node_name, "its Node's labels select the profiles"
+
+
+@pytest.mark.parametrize("overlay", ["single-cluster", "agents-only"])
+def test_netflow_gets_the_capabilities_bpf_needs_and_nothing_more(
+    overlay: str, tmp_path: Path
+) -> None:
+    container = _container(overlay, "netflow")
+    files, cfg = _load(container, tmp_path)
+    context = container.body["securityContext"]
+    assert not context.get("privileged") and context["readOnlyRootFilesystem"]
+    assert context["capabilities"] == {
+        "drop": ["ALL"],
+        "add": ["BPF", "PERFMON", "SYS_ADMIN", "SYS_RESOURCE"],
+    }
+    assert container.spec["hostNetwork"] and not container.spec.get("hostPID")
+    assert container.spec["automountServiceAccountToken"] is False
+    host = {m.volume["hostPath"]["path"]: m for m in container.mounts() if m.kind == "hostPath"}
+    assert set(host) == {"/sys/kernel/tracing"} and host["/sys/kernel/tracing"].read_only
+    assert netflow_loader.TRACEFS[0] == Path("/sys/kernel/tracing")  # the one mounted
+    modules = container.mount_of(str(netflow_loader.MODULES / "6.1.0" / "build"))
+    assert modules is not None and modules.kind == "emptyDir" and not modules.read_only
+    assert files.inside(cfg.netflow.kernel_headers) in IMAGE_PATHS
 
 
 def test_every_container_has_requests_and_limits() -> None:
@@ -666,7 +699,10 @@ def test_the_objects_apply_to_the_api_emulator(
         assert stored.get("spec", stored.get("data")) == document.get("spec", document.get("data"))
     # Applied again: nothing to do. An upgrade (a new image) changes the workloads only.
     assert set(_apply(kubeconfig, served).values()) == {"unchanged"}
-    upgraded = json.loads(json.dumps(served).replace(f"lens:{lens.__version__}", "lens:9.9.9"))
+    text = json.dumps(served)
+    for image in ("lens", "lens-netflow"):
+        text = text.replace(f'"{image}:{lens.__version__}"', f'"{image}:9.9.9"')
+    upgraded = json.loads(text)
     outcomes = _apply(kubeconfig, upgraded)
     workloads = {
         f"{w['kind'].lower()}.apps/{w['metadata']['name']}" for w in _workloads(rendered(overlay))

@@ -130,3 +130,19 @@ def test_bcc_missing_says_which_package(monkeypatch: pytest.MonkeyPatch, tmp_pat
     monkeypatch.setitem(__import__("sys").modules, "bcc", None)  # an import of it fails
     with pytest.raises(loader.NetflowUnavailable, match="python3-bpfcc"):
         loader.import_bcc()
+
+
+def test_headers_are_linked_where_the_kernels_build_folder_has_none(tmp_path: Path) -> None:
+    headers = tmp_path / "usr/src/linux-headers-6.1.0-56-amd64"
+    common = tmp_path / "usr/src/linux-headers-6.1.0-56-common"
+    headers.mkdir(parents=True)
+    common.mkdir()
+    modules = tmp_path / "lib/modules/6.18.44"
+    loader.ensure_headers(modules, headers)
+    assert (modules / "build").resolve() == headers and (modules / "source").resolve() == common
+    loader.ensure_headers(modules, None)  # there now: nothing to do
+
+
+def test_no_headers_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(loader.NetflowUnavailable, match="no kernel headers for bcc at"):
+        loader.ensure_headers(tmp_path / "lib/modules/6.18.44", None)

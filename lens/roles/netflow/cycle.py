@@ -63,7 +63,9 @@ class NetflowCycle:
         chosen = self._config.backend
         if chosen in ("auto", "ebpf"):
             try:
-                return loader.EbpfFlows(max_flows=self._config.max_flows)
+                return loader.EbpfFlows(
+                    max_flows=self._config.max_flows, kernel_headers=self._config.kernel_headers
+                )
             except loader.NetflowUnavailable as exc:
                 if chosen == "ebpf":
                     raise

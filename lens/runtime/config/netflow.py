@@ -67,6 +67,12 @@ class NetflowConfig:
             None if value in ("auto", "ebpf", "sockdiag") else "expected auto, ebpf or sockdiag"
         ),
     )
+    kernel_headers: str = setting(
+        "",
+        "Kernel headers linked for bcc where /lib/modules/$(uname -r)/build has none (the "
+        "netflow image sets its Debian headers); empty: none are linked.",
+        path=True,
+    )
     max_flows: int = setting(
         65536,
         "Sockets the kernel's map holds at once; beyond, new ones are not tracked (counted in "
