@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,3 +147,27 @@ def test_headers_are_linked_where_the_kernels_build_folder_has_none(tmp_path: Pa
 def test_no_headers_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(loader.NetflowUnavailable, match="no kernel headers for bcc at"):
         loader.ensure_headers(tmp_path / "lib/modules/6.18.44", None)
+
+
+def test_a_full_map_is_counted_and_the_rest_still_tracked() -> None:
+    """A map of 1,024 sockets and 1,200 connections open at once: the 176 beyond are counted
+    as dropped, not lost silently, and the program goes on."""
+    flows = loader.EbpfFlows(max_flows=1024)
+    opened: list[socket.socket] = []
+    try:
+        with socket.create_server(("127.0.0.1", 0), backlog=2048) as server:
+            port = server.getsockname()[1]
+            for _ in range(600):
+                client = socket.create_connection(("127.0.0.1", port))
+                accepted, _ = server.accept()
+                opened += [client, accepted]
+            live, _ = flows.read()
+            dropped = flows.dropped()
+        ours = [s for s in live if port in (s.local.port, s.remote.port)]
+        assert len(ours) + dropped.flows_full >= 1200
+        assert dropped.flows_full >= 1200 - 1024
+        assert len(live) <= 1024
+    finally:
+        for each in opened:
+            each.close()
+        flows.close()
