@@ -14,7 +14,14 @@ import yaml
 from tests.deploy.rendering import KUSTOMIZE, ROOT, Document
 
 RBAC_DIR = KUSTOMIZE / "base" / "rbac"
-RBAC_FILES = ("controller.yaml", "jobs.yaml", "api.yaml", "node-agent.yaml", "tune.yaml")
+RBAC_FILES = (
+    "controller.yaml",
+    "jobs.yaml",
+    "api.yaml",
+    "node-agent.yaml",
+    "tune.yaml",
+    "netflow.yaml",
+)
 WHY = "# why:"
 POD_NAME = "lens-pod-0"  # what a pod's metadata.name gives the environment here
 

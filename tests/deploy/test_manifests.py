@@ -82,7 +82,7 @@ ROLE_PATHS = {
     ),
     "api": ("database.password_file", "api.token_file", "kube.token_file", "kube.ca_file"),
     "tune": ("host.root", "tune.policy_file", "kube.token_file", "kube.ca_file"),
-    "netflow": ("netflow.policy_file", "netflow.kernel_headers"),
+    "netflow": ("netflow.policy_file", "netflow.kernel_headers", "kube.token_file", "kube.ca_file"),
 }
 NO_POD_PATHS = ("kube.kubeconfig", "jobs.daily_report_dir")
 # Settings naming a NAMESPACE/NAME object in Lens's own namespace, by the role reading them.
@@ -473,7 +473,6 @@ def test_netflow_gets_the_capabilities_bpf_needs_and_nothing_more(
         "add": ["BPF", "PERFMON", "SYS_ADMIN", "SYS_RESOURCE"],
     }
     assert container.spec["hostNetwork"] and not container.spec.get("hostPID")
-    assert container.spec["automountServiceAccountToken"] is False
     host = {m.volume["hostPath"]["path"]: m for m in container.mounts() if m.kind == "hostPath"}
     assert set(host) == {"/sys/kernel/tracing"} and host["/sys/kernel/tracing"].read_only
     assert netflow_loader.TRACEFS[0] == Path("/sys/kernel/tracing")  # the one mounted

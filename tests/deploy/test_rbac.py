@@ -23,6 +23,7 @@ from tests.deploy import (
     apirun,
     controllerrun,
     jobsrun,
+    netflowrun,
     rbacmanifests,
     rendering,
     tunerun,
@@ -39,6 +40,7 @@ ACCOUNTS = {
     "api": "lens-api",
     "node-agent": "lens-node-agent",
     "tune": "lens-tune",
+    "netflow": "lens-netflow",
 }
 # The Secret of a JuiceFS class lives in another namespace: jobs.yaml tells the operator to bind
 # lens-jobs-storage-secrets there; these tests bind it as told.
@@ -169,6 +171,11 @@ def tune(tmp_path_factory: pytest.TempPathFactory) -> tunerun.TuneRun:
     return tunerun.run(tmp_path_factory.mktemp("tune"))
 
 
+@pytest.fixture(scope="module")
+def netflow(tmp_path_factory: pytest.TempPathFactory) -> netflowrun.NetflowRun:
+    return netflowrun.run(tmp_path_factory.mktemp("netflow"))
+
+
 def _moved(requests: Iterable[ApiRequest], source: str, target: str) -> list[ApiRequest]:
     """The requests as made in an installation whose namespace is `target`."""
     if source == target:
@@ -191,12 +198,14 @@ def _home_requests(
     jobs: Recorded,
     api: apirun.ApiRun,
     tune: tunerun.TuneRun,
+    netflow: netflowrun.NetflowRun,
 ) -> Requests:
     made = {
         "controller": controller.recorded.home,
         "jobs": jobs.home,
         "api": api.recorded.home,
         "tune": tune.recorded.home,
+        "netflow": netflow.recorded.home,
     }
     return made[role]
 
@@ -204,7 +213,7 @@ def _home_requests(
 # -- every request allowed ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("role", ["controller", "jobs", "api", "tune"])
+@pytest.mark.parametrize("role", ["controller", "jobs", "api", "tune", "netflow"])
 def test_every_request_a_role_makes_is_allowed_by_its_rules_in_every_overlay(
     role: str,
     overlays: list[Overlay],
@@ -213,8 +222,9 @@ def test_every_request_a_role_makes_is_allowed_by_its_rules_in_every_overlay(
     jobs: Recorded,
     api: apirun.ApiRun,
     tune: tunerun.TuneRun,
+    netflow: netflowrun.NetflowRun,
 ) -> None:
-    requests = _home_requests(role, controller, jobs, api, tune)
+    requests = _home_requests(role, controller, jobs, api, tune, netflow)
     assert requests, f"{role} made no request"
     checked = [o for o in overlays if o.has(ACCOUNTS[role])]
     assert checked, f"no overlay renders {ACCOUNTS[role]}"
@@ -228,12 +238,17 @@ def test_the_roles_did_what_the_requests_are_evidence_of(
     jobs: Recorded,
     api: apirun.ApiRun,
     tune: tunerun.TuneRun,
+    netflow: netflowrun.NetflowRun,
 ) -> None:
     """Each feature ran (the requests are not those of a role that failed early)."""
     assert api.statuses == (200, 401), "a known token served, an unknown one refused"
     assert tune.numa_balancing == "0\n", "the Node's label selected the profile"
     assert {(r.resource, r.verb, r.name) for r in tune.recorded.home} == {
         ("nodes", "get", tunerun.NODE)
+    }
+    assert {(r.resource, r.verb, r.name) for r in netflow.recorded.home} >= {
+        ("nodes", "list", ""),
+        ("configmaps", "get", "kubeadm-config"),
     }
     verbs = {(r.resource, r.verb) for r in controller.recorded.home}
     assert {("leases", "update"), ("services", "update"), ("endpointslices", "delete")} <= verbs
@@ -337,6 +352,7 @@ def _all_requests(
     jobs: Recorded,
     api: apirun.ApiRun,
     tune: tunerun.TuneRun,
+    netflow: netflowrun.NetflowRun,
     kubelet: Iterable[ApiRequest],
 ) -> dict[str, list[ApiRequest]]:
     """Every recorded request by the ServiceAccount that makes it in `overlay`."""
@@ -354,6 +370,7 @@ def _all_requests(
         "lens-api": list(api.recorded.home),
         "lens-node-agent": list(kubelet),
         "lens-tune": list(tune.recorded.home),
+        "lens-netflow": list(netflow.recorded.home),
     }
     return {a: _moved(r, settings.namespace, overlay.namespace) for a, r in made.items()}
 
@@ -392,12 +409,15 @@ def test_every_rule_is_used_by_a_recorded_request_or_says_why(
     jobs: Recorded,
     api: apirun.ApiRun,
     tune: tunerun.TuneRun,
+    netflow: netflowrun.NetflowRun,
 ) -> None:
     sources = rbacmanifests.source_rules()
     problems = []
     for overlay in overlays:
         rbac = overlay.rbac()
-        made = _all_requests(settings, overlay, controller, jobs, api, tune, _kubelet_requests())
+        made = _all_requests(
+            settings, overlay, controller, jobs, api, tune, netflow, _kubelet_requests()
+        )
         for account, requests in made.items():
             if not overlay.has(account):
                 continue
@@ -435,12 +455,15 @@ def test_lens_namespace_access_comes_from_roles_and_cluster_rules_reach_beyond_i
     jobs: Recorded,
     api: apirun.ApiRun,
     tune: tunerun.TuneRun,
+    netflow: netflowrun.NetflowRun,
 ) -> None:
     """A Role where namespaced access suffices; a cluster-wide rule only for what lies
     outside Lens's namespace (cluster-scoped objects, all namespaces, workloads' namespaces)."""
     for overlay in overlays:
         rbac = overlay.rbac()
-        made = _all_requests(settings, overlay, controller, jobs, api, tune, _kubelet_requests())
+        made = _all_requests(
+            settings, overlay, controller, jobs, api, tune, netflow, _kubelet_requests()
+        )
         for account, requests in made.items():
             if not overlay.has(account):
                 continue

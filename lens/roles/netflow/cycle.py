@@ -94,6 +94,10 @@ class NetflowCycle:
         self._metrics.tracked.set(self._tracker.tracked)
         self._count_dropped(backend.dropped())
 
+    def use(self, classifier: Classifier) -> None:
+        """Classify with `classifier` from the next interval on (the cluster's networks changed)."""
+        self._classifier = classifier
+
     def ready(self) -> None:
         """The readiness check: raises while no backend reads flows."""
         if self.unavailable is not None:

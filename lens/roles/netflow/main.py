@@ -7,16 +7,25 @@ as a loop every netflow.interval_seconds, GET /v1/net-flow/tcp-listen, the readi
 from __future__ import annotations
 
 import dataclasses
+import functools
+import logging
+from collections.abc import Callable
 from pathlib import Path
 
+import kubernetes
+
+from lens.kube.machinery import clients
 from lens.netflow import classify, listeners, networks
 from lens.netflow.netflowmetrics import NetflowMetrics
+from lens.roles.netflow.clusternets import ClusterNetworkReader, ClusterNetworks
 from lens.roles.netflow.cycle import NetflowCycle
 from lens.runtime.config import Config
 from lens.runtime.httpserver import Request, Response, enveloped
 from lens.runtime.launcher import Role
 from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
+
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,8 +34,14 @@ class Netflow:
     cycle: NetflowCycle
 
 
-def build(config: Config, process: Process) -> Netflow:
-    """Add the role to `process`; a bad policy file or CIDR is a ConfigError here."""
+def build(
+    config: Config,
+    process: Process,
+    *,
+    api: Callable[[], kubernetes.client.ApiClient] | None = None,
+) -> Netflow:
+    """Add the role to `process`; a bad policy file or CIDR is a ConfigError here. `api` makes
+    the Kubernetes client for netflow.cluster_networks (default: per config.kube)."""
     root = Path(config.host.root)
     policy = networks.node_policy(config.netflow, root=root)
     metrics = NetflowMetrics(process.metrics, ttl_seconds=config.netflow.series_ttl_seconds)
@@ -48,12 +63,40 @@ def build(config: Config, process: Process) -> Netflow:
 
     process.add_route("/v1/net-flow/tcp-listen", tcp_listen)
     process.health.add_readiness("netflow", cycle.ready)
+    if config.netflow.cluster_networks:
+        reader = ClusterNetworkReader(api or (lambda: clients.connect(config.kube)))
+        process.add_loop(
+            Loop(
+                name="netflow-cluster-networks",
+                interval_seconds=config.netflow.cluster_networks_refresh_seconds,
+                run=functools.partial(_follow_cluster, reader, policy, cycle, {}),
+            )
+        )
     return Netflow(process=process, cycle=cycle)
+
+
+def _follow_cluster(
+    reader: ClusterNetworkReader,
+    policy: classify.NetworkPolicy,
+    cycle: NetflowCycle,
+    last: dict[str, ClusterNetworks],
+) -> None:
+    """The cluster's networks added to the node's policy; a new classifier when they change."""
+    found = reader.read()
+    if last.get("networks") == found:
+        return
+    last["networks"] = found
+    merged = classify.with_networks(policy, k8s_pod=found.pods, k8s_svc=found.services)
+    cycle.use(classify.Classifier(merged))
+    log.info(
+        "the cluster's networks",
+        extra={"pods": [str(n) for n in found.pods], "services": [str(n) for n in found.services]},
+    )
 
 
 ROLE = Role(
     name="netflow",
     starting="netflow starting",
-    sections=("host", "server", "netflow"),
+    sections=("host", "server", "netflow", "kube"),
     build=build,
 )

@@ -58,6 +58,17 @@ class NetflowConfig:
     service_cidrs: tuple[str, ...] = setting(
         (), "Service networks, added to the policy's k8s_svc.", check=_check_cidrs
     )
+    cluster_networks: bool = setting(
+        False,
+        "Read the pod and Service networks from the Kubernetes API (nodes' podCIDRs, "
+        "ServiceCIDR objects, kubeadm's ConfigMap) and add them to k8s_pod and k8s_svc.",
+    )
+    cluster_networks_refresh_seconds: float = setting(
+        300.0,
+        "How often the cluster's networks are read again.",
+        minimum=10.0,
+        maximum=86_400.0,
+    )
     backend: str = setting(
         "auto",
         "What reads the sockets: ebpf (tracepoints, every byte), sockdiag (TCP_INFO sampled "
