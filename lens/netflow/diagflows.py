@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from lens.netflow import sockdiag
 from lens.netflow.listeners import Listeners
-from lens.netflow.sockets import AF_INET, AF_INET6, Dropped, Opened, SocketCounters
+from lens.netflow.sockets import AF_INET, AF_INET6, Dropped, Opened, Reading, SocketCounters
 from lens.runtime import errors
 
 RECEIVE_BYTES = 1 << 20
@@ -51,7 +51,7 @@ class SockDiagFlows:
                 raise errors.SourceError(f"sock_diag: {exc.strerror}") from None
         return found
 
-    def read(self) -> tuple[list[SocketCounters], list[SocketCounters]]:
+    def read(self) -> Reading:
         now = self.dump()
         listening = self._listening()
         live = [self._counters(found, listening) for found in now]
@@ -64,7 +64,7 @@ class SockDiagFlows:
         self._last = {counters.socket: counters for counters in live}
         self._rtt = {cookie: total for cookie, total in self._rtt.items() if cookie in seen}
         self._first = False
-        return live, closed
+        return Reading(live=live, closed=closed, ended=[])
 
     def dropped(self) -> Dropped:
         return Dropped(flows_full=0, closed_full=0)

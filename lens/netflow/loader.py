@@ -120,26 +120,42 @@ class EbpfFlows:
         bcc = import_bcc()
         # The program and map names as bytes (bcc warns of text: DeprecationWarning); its
         # cflags as text, which it encodes itself.
-        cflags = [f"-DLENS_MAX_FLOWS={max_flows}", f"-DLENS_MAX_CLOSED={max_closed}"]
+        cflags = [
+            f"-DLENS_MAX_FLOWS={max_flows}",
+            f"-DLENS_MAX_CLOSED={max_closed}",
+            f"-DLENS_MAX_ENDED={max_closed}",
+        ]
         try:
             self._bpf: Any = bcc.BPF(text=PROGRAM.read_bytes(), cflags=cflags)
         except Exception as exc:  # bcc raises bare Exceptions for compile and load failures
             raise NetflowUnavailable(_why_not_loaded(exc)) from None
         self._flows = self._bpf[b"flows"]
         self._closed = self._bpf[b"closed"]
+        self._ended = self._bpf[b"ended"]
+        self._seen = self._bpf[b"seen"]
         self._dropped = self._bpf[b"dropped"]
 
-    def read(self) -> tuple[list[sockets.SocketCounters], list[sockets.SocketCounters]]:
-        """The live sockets' counters, then the sockets destroyed since the last read (taken out
-        of the kernel's `closed` map). In this order: a socket destroyed between the two reads
-        is in both, and its last interval is the difference (DeltaTracker.advance)."""
-        live = [decode(int(key.value), value) for key, value in self._flows.items()]
+    def read(self) -> sockets.Reading:
+        """The live sockets' counters, then the sockets that ended since the last read: those
+        read before (taken out of `closed`) and the sums of those never read (`ended`). Each
+        live socket is marked in `seen` before it is read, so that its end is handed over whole
+        (bpf/flows.c)."""
+        live = []
+        mark = self._seen.Leaf(1)
+        for key in list(self._flows.keys()):
+            self._seen[self._seen.Key(key.value)] = mark
+            try:
+                value = self._flows[key]
+            except KeyError:
+                continue  # ended meanwhile: unread, so summed in `ended`
+            live.append(decode(int(key.value), value))
         closed = []
         for key, value in list(self._closed.items()):
             closed.append(decode(int(key.sk), value))
             with contextlib.suppress(KeyError):
                 del self._closed[key]
-        return live, closed
+        ended = [decode_ended(key, value) for key, value in self._ended.items()]
+        return sockets.Reading(live=live, closed=closed, ended=ended)
 
     def dropped(self) -> sockets.Dropped:
         counts = [int(self._dropped[self._dropped.Key(index)].value) for index in (0, 1)]
@@ -182,3 +198,31 @@ def _why_not_loaded(exc: Exception) -> str:
         return "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON"
     first = text.splitlines()[0][:200] if text else type(exc).__name__
     return f"the BPF program did not load: {first}"
+
+
+def decode_ended(key: Any, per_cpu: Any) -> sockets.EndedCounters:
+    """One entry of `ended`: bcc's ctypes struct of `struct ended_key_t`, and its `ended_t` on
+    every CPU, summed."""
+    family = int(key.family)
+
+    def total(field: str) -> int:
+        return sum(int(getattr(value, field)) for value in per_cpu)
+
+    return sockets.EndedCounters(
+        local=sockets.Endpoint(
+            address=sockets.parse_address(family, bytes(key.local_addr)),
+            port=int(key.local_port),
+        ),
+        remote=sockets.Endpoint(
+            address=sockets.parse_address(family, bytes(key.remote_addr)),
+            port=int(key.remote_port),
+        ),
+        opened=sockets.parse_opened(int(key.opened)),
+        sent=total("sent"),
+        received=total("received"),
+        segments_in=total("segments_in"),
+        rtt_sum_us=total("rtt_sum_us"),
+        rtt_count=total("rtt_count"),
+        retransmits=total("retransmits"),
+        sockets=total("sockets"),
+    )

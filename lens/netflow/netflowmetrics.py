@@ -57,8 +57,9 @@ class NetflowMetrics:
         )
         self.rtt = metrics.histogram(
             "lens_netflow_tcp_rtt_seconds",
-            "Smoothed round-trip time of TCP connections, one observation per connection and "
-            "interval (the mean of its samples), by direction and peer type.",
+            "Smoothed round-trip time of TCP connections, one observation per connection (or "
+            "per peer's connections that ended unread) and interval, the mean of its samples, "
+            "by direction and peer type.",
             ("direction", "peer_type"),
             buckets=RTT_BUCKETS_SECONDS,
         )
@@ -94,9 +95,9 @@ class NetflowMetrics:
                     family.labels(*labels).inc(amount)
                     self._updated[(family, labels)] = now
             kinds = (flow.direction, flow.peer_type)
-            for family, happened in ((self.opened, delta.connected), (self.closed, delta.closed)):
-                if happened:
-                    family.labels(*kinds).inc()
+            for family, count in ((self.opened, delta.connections), (self.closed, delta.closes)):
+                if count:
+                    family.labels(*kinds).inc(count)
                     self._updated[(family, kinds)] = now
             if delta.rtt_count:
                 self.rtt.labels(*kinds).observe(delta.rtt_sum_us / delta.rtt_count / 1e6)

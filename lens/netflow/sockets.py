@@ -45,6 +45,34 @@ class SocketCounters:
     closed: bool
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndedCounters:
+    """The sockets that ended unread, summed in the kernel by who opened them, the peer and the
+    server's port (`local.port` 0 when this side opened: its ephemeral ports are not kept;
+    `remote.port` 0 when the peer did); totals since the program started."""
+
+    local: Endpoint
+    remote: Endpoint
+    opened: Opened
+    sent: int
+    received: int
+    segments_in: int
+    rtt_sum_us: int
+    rtt_count: int
+    retransmits: int
+    sockets: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reading:
+    """One read of a backend: the live sockets, the sockets that ended after being read (their
+    final counters), and the sums of those that ended unread."""
+
+    live: list[SocketCounters]
+    closed: list[SocketCounters]
+    ended: list[EndedCounters]
+
+
 def parse_address(family: int, raw: bytes) -> IPAddress:
     """An address as the program stores it (16 bytes, IPv4 in the first 4); an IPv4-mapped IPv6
     address (an IPv4 peer of a dual-stack socket) is the IPv4 address."""
@@ -78,8 +106,8 @@ class FlowBackend(Protocol):
 
     name: str
 
-    def read(self) -> tuple[list[SocketCounters], list[SocketCounters]]:
-        """The live sockets' counters, then those of sockets ended since the last read."""
+    def read(self) -> Reading:
+        """The sockets' counters now (live read before ended: see `flows.DeltaTracker`)."""
         ...
 
     def dropped(self) -> Dropped: ...

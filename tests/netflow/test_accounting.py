@@ -26,8 +26,8 @@ def delta(
         rtt_min_us=None,
         rtt_max_us=None,
         retransmits=0,
-        connected=False,
-        closed=False,
+        connections=0,
+        closes=0,
     )
     return dataclasses.replace(base, **kw)  # type: ignore[arg-type]
 

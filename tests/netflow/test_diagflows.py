@@ -30,7 +30,7 @@ def test_a_connections_bytes_and_rtt_through_sock_diag(link: Link) -> None:
     reader = inside(link.client, lambda: SockDiagFlows(lambda: listening))
     tracker = DeltaTracker()
     try:
-        tracker.advance(*reader.read())  # the first sample: everything open is unknown
+        tracker.advance(reader.read())  # the first sample: everything open is unknown
         moved: list[FlowDelta] = []
         done = threading.Event()
 
@@ -41,14 +41,14 @@ def test_a_connections_bytes_and_rtt_through_sock_diag(link: Link) -> None:
         sender = threading.Thread(target=traffic)
         sender.start()
         while not done.is_set():
-            moved += [d for d in tracker.advance(*reader.read()) if d.remote.port == PORT]
+            moved += [d for d in tracker.advance(reader.read()) if d.remote.port == PORT]
             time.sleep(0.1)
         sender.join(60)
-        moved += [d for d in tracker.advance(*reader.read()) if d.remote.port == PORT]
+        moved += [d for d in tracker.advance(reader.read()) if d.remote.port == PORT]
     finally:
         reader.close()
     assert {d.opened for d in moved} == {"here"}
-    assert sum(d.connected for d in moved) == 1 and sum(d.closed for d in moved) == 1
+    assert sum(d.connections for d in moved) == 1 and sum(d.closes for d in moved) == 1
     assert moved[0].local == Endpoint(
         address=ipaddress.ip_address(link.client_ip), port=moved[0].local.port
     )

@@ -27,11 +27,9 @@ def _record(families: NetflowMetrics, deltas: list, now: float, top: int = 10) -
 def test_bytes_connections_and_rtt_by_direction_peer_and_port() -> None:
     metrics = SelfMetrics(process=False)
     families = NetflowMetrics(metrics, ttl_seconds=600)
-    first = delta(
-        "8.8.8.8", sent=1000, received=200, connected=True, rtt_sum_us=40_000, rtt_count=2
-    )
+    first = delta("8.8.8.8", sent=1000, received=200, connections=1, rtt_sum_us=40_000, rtt_count=2)
     _record(families, [first], now=0)
-    _record(families, [delta("8.8.8.8", sent=500, closed=True)], now=5)
+    _record(families, [delta("8.8.8.8", sent=500, closes=1)], now=5)
     get = metrics.registry.get_sample_value
     labels = {
         "direction": "outbound",

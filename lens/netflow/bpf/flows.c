@@ -4,8 +4,11 @@
 // builds each tracepoint's argument struct from tracefs at run time, so this program needs no
 // kernel struct layout (reading `struct sock` through mismatched headers gives wrong values).
 // Sockets are joined by their address (the `skaddr`/`sk` every one of these tracepoints
-// carries), from the connection's establishment (or its first segment seen) to its destruction. Userspace reads the counters every interval (they only grow) and takes what closed
-// sockets left in `closed`: one record per connection at most, never one per packet.
+// carries), from the connection's establishment (or its first segment seen) to its destruction.
+// Userspace reads the live sockets' counters every interval (they only grow). A socket that ends
+// after userspace has read it (marked in `seen`) leaves its final counters in `closed`; one that
+// ends unread — most short connections — is summed in the kernel into `ended`, by peer and
+// server port: userspace reads a record per peer, not per connection, and never per packet.
 
 #define LENS_AF_INET 2
 #define LENS_AF_INET6 10
@@ -43,9 +46,39 @@ struct closed_key_t {
     u64 ns;  // when it closed: an address reused at once is another key
 };
 
+// Sockets that ended unread, summed: by who opened them, the peer, and the server's port (the
+// peer's when this side opened, this side's when the peer did; both when unknown), never by an
+// ephemeral port, so a peer's thousands of connections are one entry.
+struct ended_key_t {
+    u16 family;
+    u8 opened;
+    u8 pad;
+    u16 local_port;
+    u16 remote_port;
+    u8 local_addr[16];
+    u8 remote_addr[16];
+};
+
+struct ended_t {
+    u64 sent;
+    u64 received;
+    u64 segments_in;
+    u64 rtt_sum_us;
+    u64 rtt_count;
+    u64 retransmits;
+    u64 sockets;
+};
+
 BPF_HASH(flows, u64, struct flow_t, LENS_MAX_FLOWS);
 BPF_HASH(closed, struct closed_key_t, struct flow_t, LENS_MAX_CLOSED);
-// 0: a flow not tracked because `flows` was full; 1: a closed flow lost because `closed` was.
+// Per CPU: connections of one peer end on every CPU at once, and a shared sum would make them
+// wait on each other's atomic adds. Userspace adds the CPUs' sums.
+BPF_PERCPU_HASH(ended, struct ended_key_t, struct ended_t, LENS_MAX_ENDED);
+// Sockets userspace has read (it marks each before reading it); least recently used ones go
+// when full, as a mark left by a socket address reused is harmless.
+BPF_TABLE("lru_hash", u64, u8, seen, LENS_MAX_FLOWS);
+// 0: a flow not tracked because `flows` was full; 1: a socket's end lost because `closed` or
+// `ended` was.
 BPF_ARRAY(dropped, u64, 2);
 
 static inline void lens_drop(int which) {
@@ -86,21 +119,56 @@ TRACEPOINT_PROBE(sock, inet_sock_set_state) {
     return 0;
 }
 
+static inline void lens_add_ended(struct flow_t *last) {
+    struct ended_key_t key = {};
+    key.family = last->family;
+    key.opened = last->opened;
+    if (last->opened != LENS_OPENED_HERE) {
+        key.local_port = last->local_port;
+    }
+    if (last->opened != LENS_OPENED_THERE) {
+        key.remote_port = last->remote_port;
+    }
+    __builtin_memcpy(key.local_addr, last->local_addr, 16);
+    __builtin_memcpy(key.remote_addr, last->remote_addr, 16);
+    struct ended_t zero = {};
+    struct ended_t *sum = ended.lookup_or_try_init(&key, &zero);
+    if (!sum) {
+        lens_drop(1);
+        return;
+    }
+    // This CPU's own copy: no other program writes it meanwhile.
+    sum->sent += last->sent;
+    sum->received += last->received;
+    sum->segments_in += last->segments_in;
+    sum->rtt_sum_us += last->rtt_sum_us;
+    sum->rtt_count += last->rtt_count;
+    sum->retransmits += last->retransmits;
+    sum->sockets += 1;
+}
+
 // The socket's end: on destruction, not on TCP_CLOSE, because a socket the peer closed reaches
-// TCP_CLOSE while its application may still be reading what arrived before the FIN.
+// TCP_CLOSE while its application may still be reading what arrived before the FIN. The entry
+// is taken out of `flows` before `seen` is asked: userspace marks a socket before reading it,
+// so a socket it may have read is always handed over whole in `closed`, never summed.
 TRACEPOINT_PROBE(tcp, tcp_destroy_sock) {
     u64 sk = (u64)args->skaddr;
     struct flow_t *flow = flows.lookup(&sk);
     if (!flow) {
         return 0;
     }
-    struct closed_key_t key = {.sk = sk, .ns = bpf_ktime_get_ns()};
     struct flow_t last = *flow;
     last.closed = 1;
-    if (closed.update(&key, &last) != 0) {
-        lens_drop(1);
-    }
     flows.delete(&sk);
+    if (seen.lookup(&sk)) {
+        seen.delete(&sk);
+        struct closed_key_t key = {.sk = sk, .ns = bpf_ktime_get_ns()};
+        if (closed.update(&key, &last) != 0) {
+            lens_drop(1);
+        }
+        return 0;
+    }
+    lens_add_ended(&last);
     return 0;
 }
 

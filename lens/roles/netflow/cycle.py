@@ -84,8 +84,7 @@ class NetflowCycle:
         backend = self._backend
         if backend is None:
             return
-        live, closed = backend.read()
-        deltas = self._tracker.advance(live, closed)
+        deltas = self._tracker.advance(backend.read())
         listening = listeners.read_listeners(self._root)
         flows = accounting.classify_all(deltas, self._classifier, listening)
         now = self._clock.time()
