@@ -69,21 +69,10 @@ class DeltaTracker:
 
 def _socket_delta(now: SocketCounters, last: SocketCounters | None) -> FlowDelta:
     before = _counts(last) if last is not None else (0, 0, 0, 0, 0, 0)
-    sent, received, segments_in, rtt_sum_us, rtt_count, retransmits = (
-        value - earlier for value, earlier in zip(_counts(now), before, strict=True)
-    )
-    return FlowDelta(
-        local=now.local,
-        remote=now.remote,
-        opened=now.opened,
-        sent=sent,
-        received=received,
-        segments_in=segments_in,
-        rtt_sum_us=rtt_sum_us,
-        rtt_count=rtt_count,
-        rtt_min_us=now.rtt_min_us,
-        rtt_max_us=now.rtt_max_us,
-        retransmits=retransmits,
+    return _delta(
+        now,
+        _less(_counts(now), before),
+        rtt=(now.rtt_min_us, now.rtt_max_us),
         connections=int(last is None and now.opened != "unknown"),
         closes=int(now.closed),
     )
@@ -94,10 +83,36 @@ def _ended_delta(now: EndedCounters, last: EndedCounters | None) -> FlowDelta:
     one's opening is counted here too (unless it was open before Lens)."""
     if last is not None and last.sockets > now.sockets:
         last = None  # the sum started again (its entry was evicted): all of it is new
-    before = _ended_counts(last) if last is not None else (0, 0, 0, 0, 0, 0, 0)
-    sent, received, segments_in, rtt_sum_us, rtt_count, retransmits, sockets = (
-        value - earlier for value, earlier in zip(_ended_counts(now), before, strict=True)
+    before = _counts(last) if last is not None else (0, 0, 0, 0, 0, 0)
+    sockets = now.sockets - (last.sockets if last is not None else 0)
+    return _delta(
+        now,
+        _less(_counts(now), before),
+        rtt=(None, None),
+        connections=sockets if now.opened != "unknown" else 0,
+        closes=sockets,
     )
+
+
+_Counts = tuple[int, int, int, int, int, int]
+
+
+def _less(now: _Counts, before: _Counts) -> _Counts:
+    sent, received, segments_in, rtt_sum_us, rtt_count, retransmits = (
+        value - earlier for value, earlier in zip(now, before, strict=True)
+    )
+    return sent, received, segments_in, rtt_sum_us, rtt_count, retransmits
+
+
+def _delta(
+    now: SocketCounters | EndedCounters,
+    counts: _Counts,
+    *,
+    rtt: tuple[int | None, int | None],
+    connections: int,
+    closes: int,
+) -> FlowDelta:
+    sent, received, segments_in, rtt_sum_us, rtt_count, retransmits = counts
     return FlowDelta(
         local=now.local,
         remote=now.remote,
@@ -107,15 +122,15 @@ def _ended_delta(now: EndedCounters, last: EndedCounters | None) -> FlowDelta:
         segments_in=segments_in,
         rtt_sum_us=rtt_sum_us,
         rtt_count=rtt_count,
-        rtt_min_us=None,
-        rtt_max_us=None,
+        rtt_min_us=rtt[0],
+        rtt_max_us=rtt[1],
         retransmits=retransmits,
-        connections=sockets if now.opened != "unknown" else 0,
-        closes=sockets,
+        connections=connections,
+        closes=closes,
     )
 
 
-def _counts(counters: SocketCounters) -> tuple[int, int, int, int, int, int]:
+def _counts(counters: SocketCounters | EndedCounters) -> _Counts:
     return (
         counters.sent,
         counters.received,
@@ -123,18 +138,6 @@ def _counts(counters: SocketCounters) -> tuple[int, int, int, int, int, int]:
         counters.rtt_sum_us,
         counters.rtt_count,
         counters.retransmits,
-    )
-
-
-def _ended_counts(total: EndedCounters) -> tuple[int, int, int, int, int, int, int]:
-    return (
-        total.sent,
-        total.received,
-        total.segments_in,
-        total.rtt_sum_us,
-        total.rtt_count,
-        total.retransmits,
-        total.sockets,
     )
 
 

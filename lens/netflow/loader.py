@@ -167,18 +167,12 @@ class EbpfFlows:
 
 def decode(socket: int, value: Any) -> sockets.SocketCounters:
     """One map value (bcc's ctypes struct of `struct flow_t`) as counters."""
-    family = int(value.family)
     rtt_count = int(value.rtt_count)
+    local, remote = _endpoints(value)
     return sockets.SocketCounters(
         socket=socket,
-        local=sockets.Endpoint(
-            address=sockets.parse_address(family, bytes(value.local_addr)),
-            port=int(value.local_port),
-        ),
-        remote=sockets.Endpoint(
-            address=sockets.parse_address(family, bytes(value.remote_addr)),
-            port=int(value.remote_port),
-        ),
+        local=local,
+        remote=remote,
         opened=sockets.parse_opened(int(value.opened)),
         sent=int(value.sent),
         received=int(value.received),
@@ -203,20 +197,14 @@ def _why_not_loaded(exc: Exception) -> str:
 def decode_ended(key: Any, per_cpu: Any) -> sockets.EndedCounters:
     """One entry of `ended`: bcc's ctypes struct of `struct ended_key_t`, and its `ended_t` on
     every CPU, summed."""
-    family = int(key.family)
 
     def total(field: str) -> int:
         return sum(int(getattr(value, field)) for value in per_cpu)
 
+    local, remote = _endpoints(key)
     return sockets.EndedCounters(
-        local=sockets.Endpoint(
-            address=sockets.parse_address(family, bytes(key.local_addr)),
-            port=int(key.local_port),
-        ),
-        remote=sockets.Endpoint(
-            address=sockets.parse_address(family, bytes(key.remote_addr)),
-            port=int(key.remote_port),
-        ),
+        local=local,
+        remote=remote,
         opened=sockets.parse_opened(int(key.opened)),
         sent=total("sent"),
         received=total("received"),
@@ -225,4 +213,19 @@ def decode_ended(key: Any, per_cpu: Any) -> sockets.EndedCounters:
         rtt_count=total("rtt_count"),
         retransmits=total("retransmits"),
         sockets=total("sockets"),
+    )
+
+
+def _endpoints(record: Any) -> tuple[sockets.Endpoint, sockets.Endpoint]:
+    """The local and remote endpoint of a `flow_t` or an `ended_key_t`."""
+    family = int(record.family)
+    return (
+        sockets.Endpoint(
+            address=sockets.parse_address(family, bytes(record.local_addr)),
+            port=int(record.local_port),
+        ),
+        sockets.Endpoint(
+            address=sockets.parse_address(family, bytes(record.remote_addr)),
+            port=int(record.remote_port),
+        ),
     )

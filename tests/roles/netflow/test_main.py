@@ -12,8 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,22 +19,13 @@ import pytest
 import yaml
 
 from tests.netflow.conftest import Link
+from tests.opsport import get
 
 pytestmark = pytest.mark.slow_timeout
 
 SENT = 2_000_000
 REPLY = 300_000
 PORT = 7600
-
-
-def _get(port: int, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=3) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-    except OSError:
-        return 0, ""
 
 
 def _within(seconds: float, predicate: Callable[[], bool]) -> None:
@@ -67,7 +56,7 @@ def netflow(tmp_path: Path, free_port: Callable[[], int], link: Link) -> Iterato
     config.write_text(yaml.safe_dump(settings))
     process = subprocess.Popen([sys.executable, "-m", "lens", "netflow", "--config", str(config)])
     try:
-        _within(60, lambda: _get(port, "/readyz")[0] == 200)
+        _within(60, lambda: get(port, "/readyz")[0] == 200)
         yield port
     finally:
         process.send_signal(signal.SIGTERM)
@@ -96,14 +85,14 @@ def test_the_traffic_is_counted_by_direction_peer_and_port(netflow: int, link: L
     }
 
     def counted() -> bool:
-        text = _get(netflow, "/metrics")[1]
+        text = get(netflow, "/metrics")[1]
         sides = {"client": client_side, "server": server_side}
         return all(
             _sample(text, name, sides[side]) == value for (name, side), value in expected.items()
         )
 
     _within(10, counted)
-    text = _get(netflow, "/metrics")[1]
+    text = get(netflow, "/metrics")[1]
     kinds = {"direction": "outbound", "peer_type": "k8sPod"}
     assert _sample(text, "lens_netflow_tcp_connections_opened_total", kinds) == 1
     rtt_sum = _sample(text, "lens_netflow_tcp_rtt_seconds_sum", kinds)
@@ -112,7 +101,7 @@ def test_the_traffic_is_counted_by_direction_peer_and_port(netflow: int, link: L
     assert abs(rtt_sum / rtt_count - link.rtt_ms / 1000) <= link.rtt_ms / 1000 / 10
     assert _sample(text, "primus_lens_network_k8s_tcp_flow_total", {"type": "k8sPod"}) == REPLY
     assert 'lens_netflow_backend{backend="ebpf"} 1.0' in text
-    status, body = _get(netflow, "/v1/net-flow/tcp-listen")
+    status, body = get(netflow, "/v1/net-flow/tcp-listen")
     assert status == 200
     answer = json.loads(body)
     assert answer["meta"] == {"code": 2000, "message": "OK"} and netflow in answer["data"]

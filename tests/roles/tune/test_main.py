@@ -9,27 +9,17 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.opsport import get
+
 pytestmark = pytest.mark.slow_timeout
 
 REPAIR_SECONDS = 5.0
-
-
-def _get(port: int, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=3) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-    except OSError:
-        return 0, ""
 
 
 def _within(seconds: float, predicate: Callable[[], bool]) -> float:
@@ -61,7 +51,7 @@ def daemon(
     args = [sys.executable, "-m", "lens", "tune", "--config", str(config), "--host-root", str(host)]
     process = subprocess.Popen(args, stderr=subprocess.PIPE)
     try:
-        _within(30, lambda: _get(port, "/readyz")[0] == 200)
+        _within(30, lambda: get(port, "/readyz")[0] == 200)
         yield process, port
     finally:
         process.send_signal(signal.SIGTERM)
@@ -84,7 +74,7 @@ def test_a_deleted_drop_in_is_back_through_inotify(
     _within(REPAIR_SECONDS, own.is_file)
     # Two drop-ins written at start, one repaired; nothing drifting.
     expected = ('lens_tune_writes_total{kind="file"} 3.0', "lens_tune_drifted_parameters 0.0")
-    _within(5, lambda: all(line in _get(port, "/metrics")[1] for line in expected))
+    _within(5, lambda: all(line in get(port, "/metrics")[1] for line in expected))
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=10) == 0
     assert process.stderr is not None
