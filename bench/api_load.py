@@ -155,7 +155,10 @@ def under_load(
         server, database = processes.own_cpu_seconds(), _cpu(pids)
         _expect(child.stdout, "end")
         server, database = processes.own_cpu_seconds() - server, _cpu(pids) - database
-        out, err = child.communicate(timeout=60)
+        # The rest through the same buffered stream: the figures' line may have come in one
+        # read with "end", and communicate() would read past what that read kept.
+        out, err = child.stdout.read(), child.stderr.read()
+        child.wait(timeout=60)
     if child.returncode != 0:
         raise RuntimeError(f"the load process failed: {err.strip()[-2000:]}")
     figures: dict[str, object] = json.loads(out.strip().splitlines()[-1])
