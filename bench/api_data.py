@@ -1,7 +1,8 @@
 """What the API benchmark adds to the jobs benchmark's rows (jobs_data.py) so that each route
 it asks has the data a running cluster would give it: the GPU-hours the rollup would have made
-of the last hours, a day of GPU-minutes of every GPU with their VRAM and power, and a workload's
-training iterations of the day (one every TRAINING_SECONDS).
+of the last hours, a day of GPU-minutes of every GPU with their VRAM and power (and each pod's
+sums of them, gpu_minute_pods), and a workload's training iterations of the day (one every
+TRAINING_SECONDS).
 
 A workload's day is read from minutes at the dashboard's steps (timerange.py reads hours only
 past MINUTE_ROWS_AT_MOST rows or at steps of an hour). Its cost depends on how many rows the
@@ -11,12 +12,15 @@ workload's alone: 11.5 million GPU-minutes at 8,000 GPUs.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+from collections.abc import Iterator
 from typing import Any
 
 import peewee
 
 from bench import jobs_data
+from lens.reports.storing import podminutes
 from lens.store import database, models
 
 DAY_MINUTES = 24 * 60
@@ -86,16 +90,30 @@ def _copied_back(db: Any, model: type[models.LensModel], copies: int, minutes: i
         return int(database.execute(db, sql, (copies,)).rowcount)
 
 
-def a_day_of_minutes(db: Any, *, minutes: int) -> dict[str, int]:
+def a_day_of_minutes(db: Any, *, minutes: int, now: datetime.datetime) -> dict[str, int]:
     """The last `minutes` GPU-minutes of every GPU, with their holders, repeated back to a day
-    ago: a day of minutes of the whole cluster, as the agents would have written it (and
-    retention keeps 8 days of them). The rows written to each table."""
+    ago, and each pod's sums of them: a day of minutes of the whole cluster, as the agents
+    would have written it (and retention keeps 8 days of them). The rows written to each
+    table."""
     _figures(db)
     copies = DAY_MINUTES // minutes - 1
     return {
         "gpu_minutes": _copied_back(db, models.GpuMinuteReport, copies, minutes),
         "gpu_minute_holders": _copied_back(db, models.GpuMinuteHolder, copies, minutes),
+        "gpu_minute_pods": pod_minutes(db, now),
     }
+
+
+def pod_minutes(db: Any, now: datetime.datetime) -> int:
+    """gpu_minute_pods of every minute of the last day, as the writer sums them: jobs_data
+    writes the minutes without the writer. One statement (a merge join along both tables'
+    unique keys; ranges of an hour would each walk the whole day's index), after the tables'
+    statistics are brought up to their day of rows."""
+    with database.session(db):
+        database.execute(db, "ANALYZE gpu_minutes, gpu_minute_holders")
+    first = now - datetime.timedelta(days=1, hours=1)
+    last = now + datetime.timedelta(hours=1)
+    return podminutes.rebuild(db, cluster=jobs_data.CLUSTER, first=first, last=last)
 
 
 def training_day(db: Any, uid: str, pod_uid: str, now: datetime.datetime) -> int:
@@ -128,3 +146,20 @@ def pods_of(db: Any, uid: str) -> set[str]:
     )
     with database.session(db):
         return {str(pod) for (pod,) in database.tuple_rows(query.tuples())}
+
+
+@contextlib.contextmanager
+def from_holder_rows(db: Any) -> Iterator[None]:
+    """While in it, the workload series are read as before gpu_minute_pods: from the holder
+    rows joined to their GPU-minutes and devices (the cluster's gpu_minute_pods start after
+    every minute, as for minutes written before migration 0011)."""
+    start = models.RollupStart
+    rollup = models.GpuMinutePod._meta.table_name
+    never = datetime.datetime(9999, 12, 31, tzinfo=datetime.UTC)
+    with database.session(db):
+        start.insert(cluster=jobs_data.CLUSTER, rollup=rollup, since=never).execute()
+    try:
+        yield
+    finally:
+        with database.session(db):
+            start.delete().where(start.cluster == jobs_data.CLUSTER).execute()

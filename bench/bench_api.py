@@ -17,6 +17,10 @@ port, as `lens api` runs, and:
   once for S seconds: requests/s and latency under load, with the CPU seconds of the server,
   of PostgreSQL's backends and of the client (which shares the same cores).
 
+The workload's day is also asked as it was read before gpu_minute_pods (from the holder rows
+joined to their GPU-minutes and devices: api_data.from_holder_rows), on the same server and
+data, with how far its answer is from the rollup's (A/B).
+
 The baseline asks the original's overview of the same cluster: a node LIST and a GET of every
 GPU node three times over and every kubelet's pods twice, without its ~9 Prometheus queries
 (bench/jobs_baseline.py).
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import json
 import statistics
 import time
 from typing import Any
@@ -196,7 +201,7 @@ def a_day(db: Any, clock: FakeClock) -> tuple[str, dict[str, Any]]:
     began = time.monotonic()
     uid = _biggest_workload(db)
     now = datetime.datetime.fromtimestamp(clock.time(), datetime.UTC)
-    rows: dict[str, Any] = api_data.a_day_of_minutes(db, minutes=MINUTES)
+    rows: dict[str, Any] = api_data.a_day_of_minutes(db, minutes=MINUTES, now=now)
     pods = sorted(api_data.pods_of(db, uid))
     rows["training_performance"] = api_data.training_day(db, uid, pods[0], now)
     with database.session(db):
@@ -233,6 +238,47 @@ def _loads(port: int, asked: dict[str, str], db: Any, args: argparse.Namespace) 
     return found
 
 
+def _differences(after: Any, before: Any) -> tuple[int, float]:
+    """(numbers compared, their largest relative difference) of two answers of one shape;
+    ValueError where the shapes or any text differ."""
+    if isinstance(after, dict) and isinstance(before, dict) and after.keys() == before.keys():
+        pairs = [(after[k], before[k]) for k in after]
+    elif isinstance(after, list) and isinstance(before, list) and len(after) == len(before):
+        pairs = list(zip(after, before, strict=True))
+    elif isinstance(after, int | float) and isinstance(before, int | float):
+        return 1, abs(after - before) / max(abs(before), 1e-300) if after != before else 0.0
+    elif after == before:
+        return 0, 0.0
+    else:
+        raise ValueError(f"the answers differ: {after!r} and {before!r}")
+    found = [_differences(a, b) for a, b in pairs]
+    return sum(n for n, _ in found), max((d for _, d in found), default=0.0)
+
+
+def _a_b(
+    http: urllib3.HTTPConnectionPool, port: int, path: str, db: Any, args: argparse.Namespace
+) -> dict[str, Any]:
+    """A workload's day read as before gpu_minute_pods (api_data.from_holder_rows), on the same
+    server and data: one client in this process and one alone; and how far its answer is from
+    the answer from gpu_minute_pods."""
+    after = json.loads(http.request("GET", path).data)
+    with api_data.from_holder_rows(db):
+        before = json.loads(http.request("GET", path).data)
+        measured = {
+            "lens": _asked(http, path, args.requests),
+            "alone": api_load.under_load(
+                port,
+                path,
+                clients=1,
+                seconds=args.seconds / 2,
+                warmup=args.warmup,
+                backends=lambda: _backends(db),
+            ),
+        }
+    compared, worst = _differences(after, before)
+    return {**measured, "numbers_compared": compared, "largest_relative_difference": worst}
+
+
 def _issue_budgets(loads: dict[str, Any]) -> dict[str, Any]:
     """Issue 19's budgets, on the latencies of one client alone and the overview's rate under
     concurrent clients."""
@@ -264,6 +310,7 @@ def _measured(
         asked = routes(int(clock.time()), nodes[0], workload)
         lens = {name: _asked(http, path, args.requests) for name, path in asked.items()}
         loads = _loads(server.port, asked, db, args)
+        holder_rows = _a_b(http, server.port, asked["workload metrics day"], db, args)
     finally:
         asyncio.run(server.stop())
     original = jobs_baseline.Original(
@@ -283,6 +330,7 @@ def _measured(
         "requests_per_route": args.requests,
         "lens": lens,
         "load": loads,
+        "workload_metrics_day_from_holder_rows": holder_rows,
         "original_overview": {
             "ms": round(original_ms, 1),
             "requests": original.requests.total,

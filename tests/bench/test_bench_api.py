@@ -28,6 +28,12 @@ def test_the_api_benchmark_asks_every_route_and_the_originals_overview() -> None
     day = figures["a_day"]
     assert day["gpu_minutes"] == 16 * 30 * 47 and day["training_performance"] == 86_400 // 10
     assert day["gpu_minute_holders"] > 0 and day["gpu_minute_holders"] % (30 * 47) == 0
+    assert 0 < day["gpu_minute_pods"] <= day["gpu_minute_holders"]
+    # The workload's day read as before gpu_minute_pods, on the same data: the same answer.
+    holder_rows = figures["workload_metrics_day_from_holder_rows"]
+    assert holder_rows["numbers_compared"] > 1000
+    assert holder_rows["largest_relative_difference"] < 1e-9
+    assert holder_rows["lens"]["status"] == 200 and holder_rows["alone"]["requests"] > 0
     # The day's answer holds the workload's day: a point per 240 s bucket of the day, about.
     assert lens["workload metrics day"]["bytes"] > lens["workload metrics"]["bytes"]
     for name in bench_api.LISTED:
