@@ -63,6 +63,11 @@ class NetflowMetrics:
             ("direction", "peer_type"),
             buckets=RTT_BUCKETS_SECONDS,
         )
+        self._backend_families(metrics)
+        self._original = _OriginalFamilies(metrics)
+        self._updated: dict[tuple[Any, tuple[str, ...]], float] = {}
+
+    def _backend_families(self, metrics: SelfMetrics) -> None:
         self.backend = metrics.gauge(
             "lens_netflow_backend",
             "1 for the backend reading TCP flows: ebpf, sockdiag (the fallback), or none when "
@@ -78,8 +83,6 @@ class NetflowMetrics:
         self.tracked = metrics.gauge(
             "lens_netflow_sockets_tracked", "Sockets the kernel program holds counters of."
         )
-        self._original = _OriginalFamilies(metrics)
-        self._updated: dict[tuple[Any, tuple[str, ...]], float] = {}
 
     def record(self, flows: Sequence[Flow], shown: frozenset[IPAddress], now: float) -> None:
         """Add one interval's flows; a peer not in `shown` is counted as `other`."""

@@ -46,6 +46,7 @@ def _mtimes(host: Path) -> dict[str, int]:
     return {str(p): os.stat(p).st_mtime_ns for p in host.rglob("*")}
 
 
+@pytest.mark.slow_timeout  # 1,800 cycles
 def test_an_hour_of_checks_with_nothing_drifting_writes_nothing(host: Path) -> None:
     tuned = Daemon(host)
     tuned.daemon.cycle()
