@@ -36,10 +36,15 @@ def test_hours_weigh_the_seconds_held(db: peewee.Database) -> None:
     assert found is not None
     # GPU 0's hour: mean 50 % over its 2 minutes, held 90 s; GPU 1's 60 %, held 60 s:
     # (50 x 90 + 60 x 60) / 150. Power: GPU 0's hour 100 W (one minute knew it), GPU 1 300 W.
-    point = Point(timestamp=S, value=pytest.approx((50 * 90 + 60 * 60) / 150))
-    assert found.utilization == (seriesworkloads.NodeSeries(node_name="gpu-a", points=(point,)),)
-    power = Point(timestamp=S, value=pytest.approx((100 * 90 + 300 * 60) / 150))
-    assert found.power == (seriesworkloads.NodeSeries(node_name="gpu-a", points=(power,)),)
+    utilization = pytest.approx((50 * 90 + 60 * 60) / 150)
+    assert found.utilization == (
+        seriesworkloads.NodeSeries(node_name="gpu-a", timestamps=(S,), values=(utilization,)),
+    )
+    power = pytest.approx((100 * 90 + 300 * 60) / 150)
+    assert found.power == (
+        seriesworkloads.NodeSeries(node_name="gpu-a", timestamps=(S,), values=(power,)),
+    )
+    assert found.power[0].points == (Point(timestamp=S, value=power),)
     assert found.memory == ()
 
 
@@ -53,8 +58,9 @@ def test_a_large_workloads_long_range_reads_hours(db: peewee.Database) -> None:
     roll_up(db)
     found = seriesworkloads.workload_metrics(db, cluster="c1", uid="big", span=span)
     assert found is not None
-    power = Point(timestamp=S, value=500.0)
-    assert found.power == (seriesworkloads.NodeSeries(node_name="gpu-a", points=(power,)),)
+    assert found.power == (
+        seriesworkloads.NodeSeries(node_name="gpu-a", timestamps=(S,), values=(500.0,)),
+    )
 
 
 def test_training_rows_one_a_bucket(db: peewee.Database) -> None:

@@ -79,9 +79,11 @@ def _workloads(db: peewee.Database) -> None:
 
 
 def _summed(db: peewee.Database, span: TimeRange, uid: str = "w1") -> dict[workloadsums.Key, list]:
+    """The sums as floats (a SUM of no known figure is None, as 0 over 0 seconds known)."""
     with database.session(db):
         t = tables(Resolution.MINUTES)
-        return workloadsums.summed(db, t=t, cluster=CLUSTER, uid=uid, span=span)
+        found = workloadsums.summed(db, t=t, cluster=CLUSTER, uid=uid, span=span)
+    return {key: [float(s or 0) for s in sums] for key, sums in found.items()}
 
 
 def _joined(db: peewee.Database, span: TimeRange, uid: str = "w1") -> dict[workloadsums.Key, list]:

@@ -187,7 +187,10 @@ def _per_node(found: tuple[seriesworkloads.NodeSeries, ...]) -> list[dict[str, o
     return [
         {
             "labels": {NODE_NAME: line.node_name},
-            "values": _values((p.timestamp, p.value) for p in line.points),
+            "values": [
+                {"timestamp": t, "value": v}
+                for t, v in zip(line.timestamps, line.values, strict=True)
+            ],
         }
         for line in found
     ]
