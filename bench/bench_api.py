@@ -50,6 +50,7 @@ from lens.roles.api import serving
 from lens.roles.api.app import create_app
 from lens.roles.api.requestmetrics import RequestMetrics
 from lens.roles.api.routers.params import Context
+from lens.runtime import interpreter
 from lens.runtime.clock import FakeClock
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database, models
@@ -158,6 +159,7 @@ def serve(db: Any, clock: FakeClock) -> serving.ApiServer:
     server = serving.ApiServer(
         app, host="127.0.0.1", port=0, limits=serving.ServerLimits(), on_failure=print
     )
+    interpreter.tune_for_throughput()  # as the launcher tunes `lens api` once it is built
     asyncio.run(server.start())
     return server
 

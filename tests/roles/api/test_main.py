@@ -1,5 +1,6 @@
 """`lens api` as a role of a process: uvicorn on its own port serving /v1 from the database, the
-ops port's /readyz and /metrics, who is asked for a token, and a clean stop."""
+ops port's /readyz and /metrics, who is asked for a token, the interpreter tuned, and a clean
+stop."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lens.roles.api import auth, main
-from lens.runtime import errors
+from lens.runtime import errors, interpreter
 from lens.runtime.config import (
     ApiConfig,
     Config,
@@ -53,6 +54,18 @@ def running(tmp_path: Path) -> Iterator[main.Api]:
     built.process.service.request_stop("test over")
     thread.join(15)
     assert not thread.is_alive()
+
+
+def test_the_role_asks_for_the_interpreter_tuned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    applied: list[int] = []
+    monkeypatch.setattr(interpreter, "tune_for_throughput", lambda: applied.append(1))
+    config = _config(tmp_path)
+    built = main.build(config, _process(config))
+    built.process.apply_tuning()
+    built.db.close()
+    assert applied == [1]
 
 
 def _get(url: str) -> tuple[int, str]:
