@@ -49,8 +49,10 @@ class DeltaTracker:
         seen: dict[_Identity, SocketCounters] = {}
         for now in reading.live:
             identity = _identity(now)
+            # A socket read twice in one reading (a map walk that started over) adds only what
+            # came between: its counters only grow.
+            deltas.append(_socket_delta(now, seen.get(identity) or self._last.get(identity)))
             seen[identity] = now
-            deltas.append(_socket_delta(now, self._last.get(identity)))
         for final in reading.closed:
             identity = _identity(final)
             before = seen.pop(identity, None) or self._last.get(identity)

@@ -9,6 +9,7 @@ import contextlib
 import importlib.util
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -142,7 +143,9 @@ class EbpfFlows:
         (bpf/flows.c)."""
         live = []
         mark = self._seen.Leaf(1)
-        for key in list(self._flows.keys()):
+        # A walk of a hash map starts over from its first key when the key it stood on is
+        # deleted meanwhile (a socket destroyed): the keys already walked come again.
+        for key in _unique(self._flows.keys()):
             self._seen[self._seen.Key(key.value)] = mark
             try:
                 value = self._flows[key]
@@ -163,6 +166,14 @@ class EbpfFlows:
 
     def close(self) -> None:
         self._bpf.cleanup()
+
+
+def _unique(keys: Iterable[Any]) -> list[Any]:
+    """Keys of a map walk, each once, in the order first met."""
+    walked: dict[int, Any] = {}
+    for key in keys:
+        walked.setdefault(int(key.value), key)
+    return list(walked.values())
 
 
 def decode(socket: int, value: Any) -> sockets.SocketCounters:

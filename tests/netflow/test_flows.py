@@ -79,6 +79,16 @@ def test_a_socket_read_live_and_closed_at_once_counts_its_end_only() -> None:
     assert [(d.sent, d.closes) for d in both] == [(2000, 0), (500, 1)]
 
 
+def test_a_socket_met_twice_in_one_reading_is_counted_once() -> None:
+    """A walk of the kernel's hash map starts over when the key it stood on is deleted: the
+    sockets already walked come again, with counters that may have grown meanwhile."""
+    tracker = DeltaTracker()
+    first = tracker.advance(_read([_socket(65536), _socket(2000, socket=2), _socket(70000)]))
+    assert [(d.sent, d.connections) for d in first] == [(65536, 1), (2000, 1), (4464, 0)]
+    again = tracker.advance(_read([_socket(80000), _socket(80000)], [_socket(90000, closed=True)]))
+    assert [(d.sent, d.connections, d.closes) for d in again] == [(10000, 0, 0), (10000, 0, 1)]
+
+
 def test_a_socket_open_before_lens_is_not_a_connection() -> None:
     (delta,) = DeltaTracker().advance(_read([_socket(10, opened="unknown")]))
     assert delta.connections == 0
