@@ -7,15 +7,12 @@ of that sample (what it did after is lost: the fallback's limit)."""
 from __future__ import annotations
 
 import dataclasses
-import socket
 from collections.abc import Callable
 
 from lens.netflow import sockdiag
 from lens.netflow.listeners import Listeners
+from lens.netflow.netlinkdump import SockDiag
 from lens.netflow.sockets import AF_INET, AF_INET6, Dropped, Opened, Reading, SocketCounters
-from lens.runtime import errors
-
-RECEIVE_BYTES = 1 << 20
 
 
 class SockDiagFlows:
@@ -24,14 +21,8 @@ class SockDiagFlows:
     name = "sockdiag"
 
     def __init__(self, listening: Callable[[], Listeners]) -> None:
-        try:
-            self._netlink = socket.socket(
-                socket.AF_NETLINK, socket.SOCK_RAW, sockdiag.NETLINK_SOCK_DIAG
-            )
-        except OSError as exc:
-            raise errors.SourceError(f"sock_diag: no netlink socket ({exc.strerror})") from None
+        self._diag = SockDiag()
         self._listening = listening
-        self._sequence = 0
         self._rtt: dict[int, tuple[int, int]] = {}
         self._last: dict[int, SocketCounters] = {}
         self._first = True
@@ -40,15 +31,7 @@ class SockDiagFlows:
         """Every TCP socket of both families now."""
         found: list[sockdiag.DiagSocket] = []
         for family in (AF_INET, AF_INET6):
-            self._sequence += 1
-            try:
-                self._netlink.send(sockdiag.request(family, self._sequence))
-                done = False
-                while not done:
-                    sockets_now, done = sockdiag.parse_dump(self._netlink.recv(RECEIVE_BYTES))
-                    found += sockets_now
-            except OSError as exc:
-                raise errors.SourceError(f"sock_diag: {exc.strerror}") from None
+            found += self._diag.dump(family, sockdiag.parse_dump, states=sockdiag.STATES, info=True)
         return found
 
     def read(self) -> Reading:
@@ -70,7 +53,7 @@ class SockDiagFlows:
         return Dropped(flows_full=0, closed_full=0)
 
     def close(self) -> None:
-        self._netlink.close()
+        self._diag.close()
 
     def _counters(self, found: sockdiag.DiagSocket, listening: Listeners) -> SocketCounters:
         total, count = self._rtt.get(found.cookie, (0, 0))

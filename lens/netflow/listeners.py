@@ -1,16 +1,19 @@
-"""The TCP sockets listening on the node, IPv4 and IPv6, from /proc/net/tcp and tcp6 (the
-original read tcp only and missed every dual-stack listener). They tell a connection a peer
-opened to this node from one it opened (`classify.py`), and /v1/net-flow/tcp-listen lists their
-ports."""
+"""The TCP sockets listening on the node, IPv4 and IPv6, through sock_diag or /proc/net/tcp
+and tcp6 (the original read tcp only and missed every dual-stack listener). They tell a
+connection a peer opened to this node from one it opened (`classify.py`), and
+/v1/net-flow/tcp-listen lists their ports."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from lens.netflow.sockets import Endpoint, IPAddress
+from lens.netflow import sockdiag
+from lens.netflow.netlinkdump import SockDiag
+from lens.netflow.sockets import AF_INET, AF_INET6, Endpoint, IPAddress
 from lens.runtime import errors
 
 TCP_LISTEN = "0A"
@@ -74,8 +77,33 @@ def parse_listening(text: str, *, source: str) -> frozenset[Endpoint]:
 
 
 def read_listeners(root: Path) -> Listeners:
-    """The listening sockets of the network namespace the reader is in, under the host root
-    (the DaemonSet runs in the host's: hostNetwork)."""
+    """The listening sockets of the network namespace the reader is in (the DaemonSet runs in
+    the host's: hostNetwork): asked of the kernel through sock_diag for LISTEN sockets only,
+    else read from /proc/net/tcp and tcp6 under the host root, which walks every socket."""
+    try:
+        return diag_listeners()
+    except errors.SourceError:
+        return proc_listeners(root)
+
+
+def diag_listeners() -> Listeners:
+    """The LISTEN sockets of both families through netlink sock_diag."""
+    diag = SockDiag()
+    try:
+        endpoints = set(_listening(diag, AF_INET))
+        with contextlib.suppress(errors.SourceError):  # refused: IPv6 is off
+            endpoints |= set(_listening(diag, AF_INET6))
+    finally:
+        diag.close()
+    return Listeners(endpoints=frozenset(endpoints))
+
+
+def _listening(diag: SockDiag, family: int) -> list[Endpoint]:
+    return diag.dump(family, sockdiag.parse_listening, states=sockdiag.LISTEN_STATES, info=False)
+
+
+def proc_listeners(root: Path) -> Listeners:
+    """The listening sockets of /proc/net/tcp and tcp6 under `root`."""
     endpoints: set[Endpoint] = set()
     for relative in PROC_NET:
         path = root / relative

@@ -25,6 +25,9 @@ INET_DIAG_INFO = 2
 # Every state with a full socket and a TCP_INFO: not LISTEN, nor TIME_WAIT (a minisocket). CLOSE
 # is kept: a socket whose both sides closed stays there while its application holds it.
 STATES = ((1 << 12) - 1) & ~((1 << 10) | (1 << 6))
+# LISTEN only: the kernel then walks its listening sockets, not every connection's bucket
+# (reading /proc/net/tcp walks them all: milliseconds on a node with many connections).
+LISTEN_STATES = 1 << 10
 _HEADER = struct.Struct("=IHHII")
 _DIAG_MSG_SIZE = 72
 # struct tcp_info (include/uapi/linux/tcp.h): the offsets of the fields read.
@@ -51,9 +54,10 @@ class DiagSocket:
     retransmits: int
 
 
-def request(family: int, sequence: int) -> bytes:
-    """A dump request of every TCP socket of `family` with its TCP_INFO."""
-    body = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1), 0, STATES)
+def request(family: int, sequence: int, *, states: int = STATES, info: bool = True) -> bytes:
+    """A dump request of the TCP sockets of `family` in `states`, with their TCP_INFO or not."""
+    extensions = 1 << (INET_DIAG_INFO - 1) if info else 0
+    body = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, extensions, 0, states)
     body += bytes(48)  # inet_diag_sockid: any
     return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST_DUMP,
                         sequence, 0) + body  # fmt: skip
@@ -62,7 +66,19 @@ def request(family: int, sequence: int) -> bytes:
 def parse_dump(data: bytes) -> tuple[list[DiagSocket], bool]:
     """The sockets in one datagram of the dump, and whether the dump ended; a message that
     cannot be read is a SourceError."""
-    found: list[DiagSocket] = []
+    bodies, done = _socket_messages(data)
+    return [parsed for parsed in map(_socket, bodies) if parsed is not None], done
+
+
+def parse_listening(data: bytes) -> tuple[list[Endpoint], bool]:
+    """The local endpoints of the sockets in one datagram of a LISTEN dump, and whether the
+    dump ended."""
+    bodies, done = _socket_messages(data)
+    return [_endpoints(body)[0] for body in bodies], done
+
+
+def _socket_messages(data: bytes) -> tuple[list[bytes], bool]:
+    bodies: list[bytes] = []
     offset = 0
     while offset + _HEADER.size <= len(data):
         length, kind, _, _, _ = _HEADER.unpack_from(data, offset)
@@ -70,30 +86,33 @@ def parse_dump(data: bytes) -> tuple[list[DiagSocket], bool]:
             raise errors.SourceError(f"sock_diag: a message of {length} bytes at {offset}")
         body = data[offset + _HEADER.size : offset + length]
         if kind == NLMSG_DONE:
-            return found, True
+            return bodies, True
         if kind == NLMSG_ERROR:
             code = -struct.unpack_from("=i", body)[0] if len(body) >= 4 else 0
             raise errors.SourceError(f"sock_diag refused the dump (errno {code})")
         if kind == SOCK_DIAG_BY_FAMILY:
-            parsed = _socket(body)
-            if parsed is not None:
-                found.append(parsed)
+            if len(body) < _DIAG_MSG_SIZE:
+                raise errors.SourceError(f"sock_diag: a socket message of {len(body)} bytes")
+            bodies.append(body)
         offset += (length + 3) & ~3
-    return found, False
+    return bodies, False
 
 
-def _socket(body: bytes) -> DiagSocket | None:
-    if len(body) < _DIAG_MSG_SIZE:
-        raise errors.SourceError(f"sock_diag: a socket message of {len(body)} bytes")
+def _endpoints(body: bytes) -> tuple[Endpoint, Endpoint]:
     family = body[0]
     local_port, remote_port = struct.unpack_from(">HH", body, 4)
-    cookie_low, cookie_high = struct.unpack_from("=II", body, 44)
     size = 4 if family == sockets.AF_INET else 16
     try:
         local = _address(family, body[8 : 8 + size])
         remote = _address(family, body[24 : 24 + size])
     except ValueError:
         raise errors.SourceError(f"sock_diag: address family {family}") from None
+    return Endpoint(address=local, port=local_port), Endpoint(address=remote, port=remote_port)
+
+
+def _socket(body: bytes) -> DiagSocket | None:
+    local, remote = _endpoints(body)
+    cookie_low, cookie_high = struct.unpack_from("=II", body, 44)
     info = _info(body[_DIAG_MSG_SIZE:])
     if info is None:
         return None
@@ -101,8 +120,8 @@ def _socket(body: bytes) -> DiagSocket | None:
     control = 2 if body[1] == TCP_FIN_WAIT2 else 1
     return DiagSocket(
         cookie=cookie_high << 32 | cookie_low,
-        local=Endpoint(address=local, port=local_port),
-        remote=Endpoint(address=remote, port=remote_port),
+        local=local,
+        remote=remote,
         rtt_us=struct.unpack_from("=I", info, _RTT_US)[0],
         bytes_acked=max(0, struct.unpack_from("=Q", info, _BYTES_ACKED)[0] - control),
         bytes_received=struct.unpack_from("=Q", info, _BYTES_RECEIVED)[0],

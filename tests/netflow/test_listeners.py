@@ -64,6 +64,45 @@ def test_the_machines_own_listeners_are_read(tmp_path: Path) -> None:
 def test_a_missing_tcp6_is_ipv6_off(tmp_path: Path) -> None:
     (tmp_path / "proc/net").mkdir(parents=True)
     (tmp_path / "proc/net/tcp").write_text(TCP)
+    assert listeners.proc_listeners(tmp_path).ports == [8080, 0xAED3]
+
+
+def test_sock_diag_tells_the_listeners_proc_net_tcp_tells() -> None:
+    """The kernel's LISTEN sockets through sock_diag, IPv4 and IPv6 (dual stack and not), are
+    what /proc/net/tcp and tcp6 list, without walking every connection."""
+    with (
+        socket.create_server(("127.0.0.1", 0)) as v4,
+        socket.create_server(("::", 0), family=socket.AF_INET6, dualstack_ipv6=True) as dual,
+        socket.socket(socket.AF_INET6) as v6_only,
+        socket.create_connection(v4.getsockname()) as connected,
+    ):
+        v6_only.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        v6_only.bind(("::1", 0))
+        v6_only.listen()
+        ours = {
+            _at("127.0.0.1", v4.getsockname()[1]),
+            _at("::", dual.getsockname()[1]),
+            _at("::1", v6_only.getsockname()[1]),
+        }
+        # Other tests open and close listeners meanwhile: the two readings agree once.
+        pairs = [(listeners.diag_listeners(), listeners.proc_listeners(Path("/")))]
+        while pairs[-1][0] != pairs[-1][1] and len(pairs) < 20:
+            pairs.append((listeners.diag_listeners(), listeners.proc_listeners(Path("/"))))
+        assert pairs[-1][0] == pairs[-1][1]
+        found = pairs[-1][0]
+        assert ours <= found.endpoints
+        assert connected.getsockname()[1] not in found.ports  # a connection is not a listener
+
+
+def test_without_netlink_the_proc_files_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused() -> listeners.Listeners:
+        raise errors.SourceError("sock_diag: no netlink socket (Permission denied)")
+
+    monkeypatch.setattr(listeners, "diag_listeners", refused)
+    (tmp_path / "proc/net").mkdir(parents=True)
+    (tmp_path / "proc/net/tcp").write_text(TCP)
     assert listeners.read_listeners(tmp_path).ports == [8080, 0xAED3]
 
 
