@@ -1,5 +1,6 @@
 """What `lens netflow` costs the node, against the original's way (REFERENCE 9: one record per
-segment sent to userspace): `python -m bench netflow [--seconds 5] [--rate 10000] [--repeat 3]`.
+segment sent to userspace): `python -m bench netflow [--seconds 5] [--rate 10000] [--repeat 3]
+[--loop-rounds 8] [--loop-connections 30000]`.
 
 Two network namespaces joined by a veth pair carry, per observer (none, `lens netflow` with eBPF,
 and the per-segment baseline of bench/netflow_baseline.py, on the same tracepoints):
@@ -11,6 +12,9 @@ time from /proc/<pid>/task/*/schedstat) and its BPF programs (run_time_ns of eac
 fdinfo, with kernel.bpf_stats_enabled on for the run: an upper bound, as it counts the stats'
 own clock reads), and the traffic's own throughput; the throughput lost is each observer's
 against none's. Each figure is the median of `--repeat` runs.
+3. Before them, the kernel's share per connection measured whole (tracepoint dispatch
+   included, which bpf_stats leaves out): bench/netflow_connection_cost.py, `--loop-rounds`
+   alternating rounds of `--loop-connections` connections with and without Lens's programs.
 Needs root (namespaces, BPF).
 """
 
@@ -29,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import processes
+from bench import netflow_connection_cost, processes
 
 TRAFFIC = Path(__file__).with_name("netflow_traffic.py")
 BASELINE = Path(__file__).with_name("netflow_baseline.py")
@@ -187,6 +191,8 @@ def run(argv: list[str]) -> dict[str, object]:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rate", type=float, default=10_000.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--loop-rounds", type=int, default=8)
+    parser.add_argument("--loop-connections", type=int, default=30_000)
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("python -m bench netflow needs root (network namespaces, BPF)")
@@ -195,6 +201,13 @@ def run(argv: list[str]) -> dict[str, object]:
     results: dict[str, dict[str, dict[str, float]]] = {}
     port = 7900
     try:
+        STATS.write_text("0\n")
+        with tempfile.TemporaryDirectory(prefix="lens-bench-nf-loop-") as directory:
+            figures["connection_cost"] = netflow_connection_cost.measure(
+                netflow_connection_cost.compile_loop(Path(directory)),
+                rounds=args.loop_rounds,
+                connections=args.loop_connections,
+            )
         STATS.write_text("1\n")
         with _link(), tempfile.TemporaryDirectory(prefix="lens-bench-nf-") as directory:
             for kind in ("none", "lens", "per_segment"):
