@@ -1,6 +1,6 @@
 """What `lens netflow` costs the node, against the original's way (REFERENCE 9: one record per
 segment sent to userspace): `python -m bench netflow [--seconds 5] [--rate 10000] [--repeat 3]
-[--loop-rounds 8] [--loop-connections 30000]`.
+[--loop-rounds 40] [--loop-connections 5000]`.
 
 Two network namespaces joined by a veth pair carry, per observer (none, `lens netflow` with eBPF,
 and the per-segment baseline of bench/netflow_baseline.py, on the same tracepoints):
@@ -14,7 +14,7 @@ own clock reads), and the traffic's own throughput; the throughput lost is each 
 against none's. Each figure is the median of `--repeat` runs.
 3. Before them, the kernel's share per connection measured whole (tracepoint dispatch
    included, which bpf_stats leaves out): bench/netflow_connection_cost.py, `--loop-rounds`
-   alternating rounds of `--loop-connections` connections with and without Lens's programs.
+   pairs of rounds of `--loop-connections` connections without and with Lens's programs.
 Needs root (namespaces, BPF).
 """
 
@@ -191,8 +191,8 @@ def run(argv: list[str]) -> dict[str, object]:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rate", type=float, default=10_000.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--loop-rounds", type=int, default=8)
-    parser.add_argument("--loop-connections", type=int, default=30_000)
+    parser.add_argument("--loop-rounds", type=int, default=40)
+    parser.add_argument("--loop-connections", type=int, default=5_000)
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("python -m bench netflow needs root (network namespaces, BPF)")

@@ -1,11 +1,14 @@
 """The kernel's share of what `lens netflow` costs a connection, for the netflow benchmark: the
 time a connection takes (bench/netflow_loop.c, both of its ends on this node, pinned to one
-CPU) with Lens's BPF programs attached against none, in alternating rounds.
+CPU) with Lens's BPF programs attached against detached, in many short alternating rounds.
 
 Why a second measure: bpf_stats' run time counts only the programs' own runs (plus its clock
-reads), not the tracepoints' dispatch around each run (the arguments written into a record for
-the program); a connection's added time counts both, and nothing else. It is taken with
-kernel.bpf_stats_enabled off.
+reads), not the tracepoints' dispatch around each run (for an ordinary tracepoint, the record it
+fills for its program); a connection's added time counts both, and nothing else. It is taken
+with kernel.bpf_stats_enabled off. The programs are compiled once and attached and detached
+between rounds, so that rounds can be short and each one with them is paired with the one
+without them just before: the machine's drift (earlier rounds' TIME_WAIT sockets, other work,
+a virtual CPU's neighbours) cancels out of the pairs, and the median of the pairs is taken.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ import os
 import shutil
 import statistics
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lens.netflow import loader
 
@@ -31,6 +34,37 @@ def compile_loop(directory: Path) -> Path:
     return binary
 
 
+class LensPrograms:
+    """bpf/flows.c compiled once (as `lens netflow` compiles it), attached or not."""
+
+    def __init__(self) -> None:
+        bcc = loader.import_bcc()
+        self._bpf: Any = bcc.BPF(
+            text=loader.PROGRAM.read_bytes(), cflags=loader.compile_flags(65536, 65536)
+        )
+        self._tracepoints = list(self._bpf.tracepoint_fds)  # b"sock:inet_sock_set_state"
+        self._raw = list(self._bpf.raw_tracepoint_fds)  # raw ones (b"sock_send_length"), if any
+
+    def detach(self) -> None:
+        for name in self._tracepoints:
+            self._bpf.detach_tracepoint(name)
+        for name in self._raw:
+            self._bpf.detach_raw_tracepoint(name)
+
+    def attach(self) -> None:
+        # bcc's own names for what it attached at load: tracepoint__<category>__<event> and
+        # raw_tracepoint__<event>.
+        for name in self._tracepoints:
+            self._bpf.attach_tracepoint(
+                tp=name, fn_name=b"tracepoint__" + name.replace(b":", b"__")
+            )
+        for name in self._raw:
+            self._bpf.attach_raw_tracepoint(tp=name, fn_name=b"raw_tracepoint__" + name)
+
+    def close(self) -> None:
+        self._bpf.cleanup()
+
+
 def _loop(binary: Path, connections: int, cpu: int) -> float:
     """Nanoseconds a connection took, over `connections`."""
     result = subprocess.run(
@@ -43,34 +77,31 @@ def _loop(binary: Path, connections: int, cpu: int) -> float:
     return float(result.stdout)
 
 
-def _with_lens(run: Callable[[], float]) -> float:
-    flows = loader.EbpfFlows()
-    try:
-        return run()
-    finally:
-        flows.close()
-
-
 def measure(binary: Path, *, rounds: int, connections: int) -> dict[str, object]:
-    """`rounds` alternating pairs (none, then Lens's programs) of `connections` each."""
+    """`rounds` pairs of `connections` each: without Lens's programs, then with them."""
     cpu = max(os.sched_getaffinity(0))
     _loop(binary, min(connections, 2000), cpu)  # warm: the listener's port and caches
+    programs = LensPrograms()
     alone: list[float] = []
     observed: list[float] = []
-    for _ in range(rounds):
-        alone.append(_loop(binary, connections, cpu))
-        observed.append(_with_lens(lambda: _loop(binary, connections, cpu)))
-    added_median = statistics.median(observed) - statistics.median(alone)
-    added_least = min(observed) - min(alone)
+    try:
+        for _ in range(rounds):
+            programs.detach()
+            alone.append(_loop(binary, connections, cpu))
+            programs.attach()
+            observed.append(_loop(binary, connections, cpu))
+    finally:
+        programs.close()
+    added = [with_lens - without for with_lens, without in zip(observed, alone, strict=True)]
+    quartiles = statistics.quantiles(added, n=4) if len(added) > 1 else [added[0]] * 3
     return {
         "rounds": rounds,
         "connections_per_round": connections,
-        "none_ns_per_connection": [round(value) for value in alone],
-        "lens_ns_per_connection": [round(value) for value in observed],
-        "lens_added_ns_per_connection_median": round(added_median),
-        "lens_added_ns_per_connection_least": round(added_least),
+        "none_ns_per_connection_median": round(statistics.median(alone)),
+        "lens_added_ns_per_connection_median": round(statistics.median(added)),
+        "lens_added_ns_per_connection_quartiles": [round(quartiles[0]), round(quartiles[2])],
         # A connection's added time, 10,000 times a second, as a share of one core.
         "lens_kernel_percent_of_one_core_at_10000_per_second": round(
-            added_median * 10_000 / 1e9 * 100, 2
+            statistics.median(added) * 10_000 / 1e9 * 100, 2
         ),
     }

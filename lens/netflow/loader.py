@@ -119,15 +119,10 @@ class EbpfFlows:
             MODULES / os.uname().release, Path(kernel_headers) if kernel_headers else None
         )
         bcc = import_bcc()
-        # The program and map names as bytes (bcc warns of text: DeprecationWarning); its
-        # cflags as text, which it encodes itself.
-        cflags = [
-            f"-DLENS_MAX_FLOWS={max_flows}",
-            f"-DLENS_MAX_CLOSED={max_closed}",
-            f"-DLENS_MAX_ENDED={max_closed}",
-        ]
         try:
-            self._bpf: Any = bcc.BPF(text=PROGRAM.read_bytes(), cflags=cflags)
+            self._bpf: Any = bcc.BPF(
+                text=PROGRAM.read_bytes(), cflags=compile_flags(max_flows, max_closed)
+            )
         except Exception as exc:  # bcc raises bare Exceptions for compile and load failures
             raise NetflowUnavailable(_why_not_loaded(exc)) from None
         self._flows = self._bpf[b"flows"]
@@ -166,6 +161,16 @@ class EbpfFlows:
 
     def close(self) -> None:
         self._bpf.cleanup()
+
+
+def compile_flags(max_flows: int, max_closed: int) -> list[str]:
+    """bpf/flows.c's map sizes, as bcc's cflags (text, which bcc encodes itself; the program
+    and map names go as bytes: bcc warns of text)."""
+    return [
+        f"-DLENS_MAX_FLOWS={max_flows}",
+        f"-DLENS_MAX_CLOSED={max_closed}",
+        f"-DLENS_MAX_ENDED={max_closed}",
+    ]
 
 
 def _unique(keys: Iterable[Any]) -> list[Any]:

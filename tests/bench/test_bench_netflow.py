@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_the_netflow_benchmark_prints_each_observers_cost_and_the_ratios() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bench", "netflow", "--seconds", "0.5", "--repeat", "1",
-         "--rate", "300", "--loop-rounds", "1", "--loop-connections", "300"],
+         "--rate", "300", "--loop-rounds", "2", "--loop-connections", "300"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -32,8 +32,8 @@ def test_the_netflow_benchmark_prints_each_observers_cost_and_the_ratios() -> No
     assert figures["lens"]["short_connections"]["observer_bpf_percent_of_one_core"] > 0
     assert set(figures["per_segment_over_lens_cpu"]) == {"short_connections", "bulk"}
     cost = figures["connection_cost"]
-    assert cost["connections_per_round"] == 300
-    assert len(cost["none_ns_per_connection"]) == len(cost["lens_ns_per_connection"]) == 1
-    assert min(cost["none_ns_per_connection"] + cost["lens_ns_per_connection"]) > 0
-    assert "lens_kernel_percent_of_one_core_at_10000_per_second" in cost
+    assert (cost["rounds"], cost["connections_per_round"]) == (2, 300)
+    assert cost["none_ns_per_connection_median"] > 0
+    low, high = cost["lens_added_ns_per_connection_quartiles"]
+    assert low <= cost["lens_added_ns_per_connection_median"] <= high
     assert Path("/proc/sys/kernel/bpf_stats_enabled").read_text().strip() == "0"  # put back
