@@ -49,9 +49,12 @@ class DeltaTracker:
         seen: dict[_Identity, SocketCounters] = {}
         for now in reading.live:
             identity = _identity(now)
-            # A socket read twice in one reading (a map walk that started over) adds only what
-            # came between: its counters only grow.
-            deltas.append(_socket_delta(now, seen.get(identity) or self._last.get(identity)))
+            # A socket met twice in one reading adds only what came between (its counters only
+            # grow): the eBPF backend takes each key of its map walk once, this holds for any.
+            earlier = seen.get(identity)
+            deltas.append(
+                _socket_delta(now, self._last.get(identity) if earlier is None else earlier)
+            )
             seen[identity] = now
         for final in reading.closed:
             identity = _identity(final)

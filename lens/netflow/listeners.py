@@ -5,7 +5,7 @@ connection a peer opened to this node from one it opened (`classify.py`), and
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import ipaddress
 import struct
 from dataclasses import dataclass
@@ -20,13 +20,17 @@ TCP_LISTEN = "0A"
 _ANY_V4 = ipaddress.IPv4Address("0.0.0.0")
 _ANY_V6 = ipaddress.IPv6Address("::")
 PROC_NET = ("proc/net/tcp", "proc/net/tcp6")
+# What the kernel answers an IPv6 dump where IPv6 is off (no such family).
+IPV6_OFF = (errno.ENOENT, errno.EAFNOSUPPORT)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Listeners:
-    """Listening endpoints; an unspecified address (0.0.0.0, ::) listens on every one."""
+    """Listening endpoints; an unspecified address (0.0.0.0, ::) listens on every one.
+    `source`: where they were read (sock_diag, or the proc files where netlink is refused)."""
 
     endpoints: frozenset[Endpoint]
+    source: str = "sock_diag"
 
     @property
     def ports(self) -> list[int]:
@@ -81,18 +85,22 @@ def read_listeners(root: Path) -> Listeners:
     the host's: hostNetwork): asked of the kernel through sock_diag for LISTEN sockets only,
     else read from /proc/net/tcp and tcp6 under the host root, which walks every socket."""
     try:
-        return diag_listeners()
-    except errors.SourceError:
-        return proc_listeners(root)
+        return read_diag_listeners()
+    except errors.SourceError as exc:
+        found = read_proc_listeners(root)
+        return Listeners(endpoints=found.endpoints, source=f"{found.source} ({exc})")
 
 
-def diag_listeners() -> Listeners:
+def read_diag_listeners() -> Listeners:
     """The LISTEN sockets of both families through netlink sock_diag."""
     diag = SockDiag()
     try:
         endpoints = set(_listening(diag, AF_INET))
-        with contextlib.suppress(errors.SourceError):  # refused: IPv6 is off
+        try:
             endpoints |= set(_listening(diag, AF_INET6))
+        except sockdiag.DumpRefused as exc:
+            if exc.code not in IPV6_OFF:
+                raise
     finally:
         diag.close()
     return Listeners(endpoints=frozenset(endpoints))
@@ -102,7 +110,7 @@ def _listening(diag: SockDiag, family: int) -> list[Endpoint]:
     return diag.dump(family, sockdiag.parse_listening, states=sockdiag.LISTEN_STATES, info=False)
 
 
-def proc_listeners(root: Path) -> Listeners:
+def read_proc_listeners(root: Path) -> Listeners:
     """The listening sockets of /proc/net/tcp and tcp6 under `root`."""
     endpoints: set[Endpoint] = set()
     for relative in PROC_NET:
@@ -114,4 +122,4 @@ def proc_listeners(root: Path) -> Listeners:
         except OSError as exc:
             raise errors.SourceError(f"{path}: cannot read ({exc.strerror})") from None
         endpoints |= parse_listening(text, source=str(path))
-    return Listeners(endpoints=frozenset(endpoints))
+    return Listeners(endpoints=frozenset(endpoints), source="/proc/net/tcp")

@@ -11,6 +11,7 @@ from lens.netflow import sockdiag
 from lens.runtime import errors
 
 RECEIVE_BYTES = 1 << 20
+TIMEOUT_SECONDS = 10.0  # a dump of a node's sockets takes milliseconds
 Parsed = TypeVar("Parsed")
 
 
@@ -18,13 +19,9 @@ class SockDiag:
     """The netlink socket; `close()` once."""
 
     def __init__(self) -> None:
-        try:
-            self._netlink = socket.socket(
-                socket.AF_NETLINK, socket.SOCK_RAW, sockdiag.NETLINK_SOCK_DIAG
-            )
-        except OSError as exc:
-            raise errors.SourceError(f"sock_diag: no netlink socket ({exc.strerror})") from None
+        self._netlink = _open()
         self._sequence = 0
+        self._closed = False
 
     def dump(
         self,
@@ -35,6 +32,8 @@ class SockDiag:
         info: bool,
     ) -> list[Parsed]:
         """The TCP sockets of `family` in `states`, as `parse` reads each datagram."""
+        if self._closed:
+            raise errors.SourceError("sock_diag: asked for a dump after close()")
         self._sequence += 1
         found: list[Parsed] = []
         try:
@@ -43,9 +42,24 @@ class SockDiag:
             while not done:
                 parsed, done = parse(self._netlink.recv(RECEIVE_BYTES))
                 found += parsed
-        except OSError as exc:
-            raise errors.SourceError(f"sock_diag: {exc.strerror}") from None
+        except (OSError, errors.SourceError) as exc:
+            # What is left of this dump must not be read as the next one's answer.
+            self._netlink.close()
+            self._netlink = _open()
+            if isinstance(exc, errors.SourceError):
+                raise
+            raise errors.SourceError(f"sock_diag: {exc.strerror or exc}") from None
         return found
 
     def close(self) -> None:
+        self._closed = True
         self._netlink.close()
+
+
+def _open() -> socket.socket:
+    try:
+        netlink = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, sockdiag.NETLINK_SOCK_DIAG)
+    except OSError as exc:
+        raise errors.SourceError(f"sock_diag: no netlink socket ({exc.strerror})") from None
+    netlink.settimeout(TIMEOUT_SECONDS)
+    return netlink

@@ -40,6 +40,14 @@ _INFO_NEEDED = 144
 TCP_FIN_WAIT2 = 5
 
 
+class DumpRefused(errors.SourceError):
+    """The kernel answered a dump with an error (ENOENT: no such family, e.g. IPv6 off)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"sock_diag refused the dump (errno {code})")
+        self.code = code
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DiagSocket:
     """One socket of the dump."""
@@ -89,7 +97,7 @@ def _socket_messages(data: bytes) -> tuple[list[bytes], bool]:
             return bodies, True
         if kind == NLMSG_ERROR:
             code = -struct.unpack_from("=i", body)[0] if len(body) >= 4 else 0
-            raise errors.SourceError(f"sock_diag refused the dump (errno {code})")
+            raise DumpRefused(code)
         if kind == SOCK_DIAG_BY_FAMILY:
             if len(body) < _DIAG_MSG_SIZE:
                 raise errors.SourceError(f"sock_diag: a socket message of {len(body)} bytes")

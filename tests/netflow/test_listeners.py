@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lens.netflow import listeners
+from lens.netflow import listeners, sockdiag
 from lens.netflow.sockets import Endpoint
 from lens.runtime import errors
 
@@ -64,7 +65,7 @@ def test_the_machines_own_listeners_are_read(tmp_path: Path) -> None:
 def test_a_missing_tcp6_is_ipv6_off(tmp_path: Path) -> None:
     (tmp_path / "proc/net").mkdir(parents=True)
     (tmp_path / "proc/net/tcp").write_text(TCP)
-    assert listeners.proc_listeners(tmp_path).ports == [8080, 0xAED3]
+    assert listeners.read_proc_listeners(tmp_path).ports == [8080, 0xAED3]
 
 
 def test_sock_diag_tells_the_listeners_proc_net_tcp_tells() -> None:
@@ -85,13 +86,19 @@ def test_sock_diag_tells_the_listeners_proc_net_tcp_tells() -> None:
             _at("::1", v6_only.getsockname()[1]),
         }
         # Other tests open and close listeners meanwhile: the two readings agree once.
-        pairs = [(listeners.diag_listeners(), listeners.proc_listeners(Path("/")))]
+        pairs = [_both()]
         while pairs[-1][0] != pairs[-1][1] and len(pairs) < 20:
-            pairs.append((listeners.diag_listeners(), listeners.proc_listeners(Path("/"))))
+            pairs.append(_both())
         assert pairs[-1][0] == pairs[-1][1]
-        found = pairs[-1][0]
+        found = listeners.read_diag_listeners()
+        assert found.source == "sock_diag"
         assert ours <= found.endpoints
         assert connected.getsockname()[1] not in found.ports  # a connection is not a listener
+
+
+def _both() -> tuple[frozenset[Endpoint], frozenset[Endpoint]]:
+    diag = listeners.read_diag_listeners().endpoints
+    return diag, listeners.read_proc_listeners(Path("/")).endpoints
 
 
 def test_without_netlink_the_proc_files_are_read(
@@ -100,10 +107,36 @@ def test_without_netlink_the_proc_files_are_read(
     def refused() -> listeners.Listeners:
         raise errors.SourceError("sock_diag: no netlink socket (Permission denied)")
 
-    monkeypatch.setattr(listeners, "diag_listeners", refused)
+    monkeypatch.setattr(listeners, "read_diag_listeners", refused)
     (tmp_path / "proc/net").mkdir(parents=True)
     (tmp_path / "proc/net/tcp").write_text(TCP)
-    assert listeners.read_listeners(tmp_path).ports == [8080, 0xAED3]
+    found = listeners.read_listeners(tmp_path)
+    assert found.ports == [8080, 0xAED3]
+    assert found.source == "/proc/net/tcp (sock_diag: no netlink socket (Permission denied))"
+
+
+def test_an_ipv6_dump_refused_otherwise_than_ipv6_off_is_not_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """IPv6 off (ENOENT) leaves IPv4's listeners; any other refusal is an error, and the proc
+    files are read instead."""
+    real_dump = listeners.SockDiag.dump
+
+    def dump(self: listeners.SockDiag, family: int, *args: object, **kwargs: object) -> object:
+        if family == socket.AF_INET6:
+            raise sockdiag.DumpRefused(refusal)
+        return real_dump(self, family, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(listeners.SockDiag, "dump", dump)
+    refusal = errno.ENOENT
+    with socket.create_server(("127.0.0.1", 0)) as v4:
+        assert listeners.read_diag_listeners().accepts(_at("127.0.0.1", v4.getsockname()[1]))
+    refusal = errno.EPERM
+    with pytest.raises(sockdiag.DumpRefused):
+        listeners.read_diag_listeners()
+    (tmp_path / "proc/net").mkdir(parents=True)
+    (tmp_path / "proc/net/tcp").write_text(TCP)
+    assert listeners.read_listeners(tmp_path).source.startswith("/proc/net/tcp (sock_diag")
 
 
 @pytest.mark.parametrize(

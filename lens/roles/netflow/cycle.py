@@ -45,6 +45,7 @@ class NetflowCycle:
         self._tracker = DeltaTracker()
         self._dropped = Dropped(flows_full=0, closed_full=0)
         self.unavailable: str | None = "the backend is loading"
+        self._listeners_source = "sock_diag"
 
     async def start(self) -> None:
         """Choose and load the backend (eBPF: seconds of clang), off the event loop."""
@@ -86,12 +87,24 @@ class NetflowCycle:
             return
         deltas = self._tracker.advance(backend.read())
         listening = listeners.read_listeners(self._root)
+        self._note_listeners_source(listening.source)
         flows = accounting.classify_all(deltas, self._classifier, listening)
         now = self._clock.time()
         self._metrics.record(flows, accounting.top_peers(flows, self._config.top_peers), now)
         self._metrics.expire(now)
         self._metrics.tracked.set(self._tracker.tracked)
         self._count_dropped(backend.dropped())
+
+    def _note_listeners_source(self, source: str) -> None:
+        """A change of where the listeners are read, logged once (the proc files cost a walk
+        of every socket each interval)."""
+        if source == self._listeners_source:
+            return
+        self._listeners_source = source
+        if source == "sock_diag":
+            log.info("listening sockets read through sock_diag again")
+        else:
+            log.warning("listening sockets read from the proc files", extra={"source": source})
 
     def use(self, classifier: Classifier) -> None:
         """Classify with `classifier` from the next interval on (the cluster's networks changed)."""

@@ -5,15 +5,17 @@ metrics through either backend."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from pathlib import Path
 
 import pytest
 
-from lens.netflow import classify, loader
+from lens.netflow import classify, listeners, loader
 from lens.netflow.netflowmetrics import NetflowMetrics
 from lens.roles.netflow.cycle import NetflowCycle
+from lens.runtime import errors
 from lens.runtime.clock import SystemClock
 from lens.runtime.config import NetflowConfig
 from lens.runtime.selfmetrics import SelfMetrics
@@ -110,3 +112,34 @@ def test_auto_falls_back_to_sock_diag_and_counts_a_local_connection(
         )
     finally:
         asyncio.run(cycle.stop())
+
+
+def test_listeners_read_from_the_proc_files_are_logged_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where sock_diag is refused the listeners come from /proc/net/tcp, each interval a walk of
+    every socket: said once when it starts and once when it ends, not every interval."""
+    refused = [True]
+
+    def read_diag() -> listeners.Listeners:
+        if refused[0]:
+            raise errors.SourceError("sock_diag: no netlink socket (Permission denied)")
+        return listeners.Listeners(endpoints=frozenset())
+
+    monkeypatch.setattr(listeners, "read_diag_listeners", read_diag)
+    cycle = _cycle(SelfMetrics(process=False), backend="sockdiag")
+    asyncio.run(cycle.start())
+    try:
+        with caplog.at_level(logging.INFO, logger="lens.roles.netflow.cycle"):
+            for _ in range(3):
+                cycle.run()
+            refused[0] = False
+            for _ in range(2):
+                cycle.run()
+    finally:
+        asyncio.run(cycle.stop())
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "listening" in r.getMessage()]
+    assert said == [
+        ("WARNING", "listening sockets read from the proc files"),
+        ("INFO", "listening sockets read through sock_diag again"),
+    ]
