@@ -1,15 +1,7 @@
-"""The kernel's share of what `lens netflow` costs a connection, for the netflow benchmark: the
-time a connection takes (bench/netflow_loop.c, both of its ends on this node, pinned to one
-CPU) with Lens's BPF programs attached against detached, in many short alternating rounds.
-
-Why a second measure: bpf_stats' run time counts only the programs' own runs (plus its clock
-reads), not the tracepoints' dispatch around each run (for an ordinary tracepoint, the record it
-fills for its program); a connection's added time counts both, and nothing else. It is taken
-with kernel.bpf_stats_enabled off. The programs are compiled once and attached and detached
-between rounds, so that rounds can be short and each one with them is paired with the one
-without them just before: the machine's drift (earlier rounds' TIME_WAIT sockets, other work,
-a virtual CPU's neighbours) cancels out of the pairs, and the median of the pairs is taken.
-"""
+"""The kernel's share of what `lens netflow` costs a connection, for bench/bench_netflow.py:
+the time a connection of bench/netflow_loop.c takes (both ends on this node, one CPU) with
+Lens's BPF programs attached and detached, in short paired rounds; unlike bpf_stats' run time
+it counts each tracepoint's dispatch, and no clock reads of the stats (they are off)."""
 
 from __future__ import annotations
 
@@ -44,14 +36,21 @@ class LensPrograms:
         )
         self._tracepoints = list(self._bpf.tracepoint_fds)  # b"sock:inet_sock_set_state"
         self._raw = list(self._bpf.raw_tracepoint_fds)  # raw ones (b"sock_send_length"), if any
+        self._attached = True  # bcc attaches at load
 
     def detach(self) -> None:
+        if not self._attached:
+            return
+        self._attached = False
         for name in self._tracepoints:
             self._bpf.detach_tracepoint(name)
         for name in self._raw:
             self._bpf.detach_raw_tracepoint(name)
 
     def attach(self) -> None:
+        if self._attached:
+            return
+        self._attached = True
         # bcc's own names for what it attached at load: tracepoint__<category>__<event> and
         # raw_tracepoint__<event>.
         for name in self._tracepoints:
@@ -84,12 +83,15 @@ def measure(binary: Path, *, rounds: int, connections: int) -> dict[str, object]
     programs = LensPrograms()
     alone: list[float] = []
     observed: list[float] = []
+    # The programs are compiled once, so rounds can be short and each with them paired with
+    # one beside it: the machine's drift (earlier rounds' TIME_WAIT sockets, other work, a
+    # virtual CPU's neighbours) cancels out of the pairs, and every other pair runs in the
+    # other order, so a steady drift does not either.
     try:
-        for _ in range(rounds):
-            programs.detach()
-            alone.append(_loop(binary, connections, cpu))
-            programs.attach()
-            observed.append(_loop(binary, connections, cpu))
+        for pair in range(rounds):
+            for attached in (False, True) if pair % 2 == 0 else (True, False):
+                (programs.attach if attached else programs.detach)()
+                (observed if attached else alone).append(_loop(binary, connections, cpu))
     finally:
         programs.close()
     added = [with_lens - without for with_lens, without in zip(observed, alone, strict=True)]

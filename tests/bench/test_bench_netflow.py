@@ -33,7 +33,8 @@ def test_the_netflow_benchmark_prints_each_observers_cost_and_the_ratios() -> No
     assert set(figures["per_segment_over_lens_cpu"]) == {"short_connections", "bulk"}
     cost = figures["connection_cost"]
     assert (cost["rounds"], cost["connections_per_round"]) == (2, 300)
-    assert cost["none_ns_per_connection_median"] > 0
-    low, high = cost["lens_added_ns_per_connection_quartiles"]
-    assert low <= cost["lens_added_ns_per_connection_median"] <= high
+    # A loopback connection takes microseconds to milliseconds, and Lens adds a fraction.
+    assert 1_000 < cost["none_ns_per_connection_median"] < 10_000_000
+    assert abs(cost["lens_added_ns_per_connection_median"]) < cost["none_ns_per_connection_median"]
+    assert len(cost["lens_added_ns_per_connection_quartiles"]) == 2
     assert Path("/proc/sys/kernel/bpf_stats_enabled").read_text().strip() == "0"  # put back
