@@ -3,6 +3,7 @@ bytes without a foreign exception."""
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import struct
 import time
@@ -11,9 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lens.netflow import sockdiag
+from lens.netflow import sockdiag, sockets
 from lens.netflow.diagflows import SockDiagFlows
 from lens.netflow.listeners import Listeners
+from lens.netflow.sockets import Endpoint
 from lens.runtime import errors
 
 NOTHING_LISTENS = Listeners(endpoints=frozenset())
@@ -64,3 +66,28 @@ def test_any_bytes_are_sockets_or_a_source_error(data: bytes) -> None:
     except errors.SourceError:
         return
     assert all(s.local.port >= 0 for s in found)
+
+
+@given(st.binary(max_size=600))
+def test_any_bytes_are_listeners_or_a_source_error(data: bytes) -> None:
+    try:
+        found, _ = sockdiag.parse_listening(data)
+    except errors.SourceError:
+        return
+    assert all(0 <= endpoint.port <= 65535 for endpoint in found)
+
+
+def test_a_listener_message_is_its_local_endpoint() -> None:
+    message = struct.pack("=BBBB", sockets.AF_INET6, 10, 0, 0) + struct.pack(">HH", 8080, 0)
+    message += ipaddress.IPv6Address("::ffff:10.0.0.7").packed + bytes(16)  # an IPv4 peer's
+    message += bytes(72 - len(message))  # struct inet_diag_msg is 72 bytes
+    datagram = struct.pack("=IHHII", 16 + len(message), sockdiag.SOCK_DIAG_BY_FAMILY, 2, 1, 0)
+    found, done = sockdiag.parse_listening(datagram + message)
+    assert (found, done) == (
+        [Endpoint(address=ipaddress.IPv4Address("10.0.0.7"), port=8080)],
+        False,
+    )
+    refused = struct.pack("=IHHII", 20, sockdiag.NLMSG_ERROR, 0, 1, 0) + struct.pack("=i", -2)
+    with pytest.raises(sockdiag.DumpRefused) as raised:
+        sockdiag.parse_listening(refused)
+    assert raised.value.code == 2
