@@ -96,4 +96,16 @@ def rows_built_once(
     does (the cluster overview, PERFORMANCE.md `bench api`). `build` may depend on nothing but
     its arguments; the rows are the driver's values, without peewee's conversions."""
     sql, params = _built(db, build, args)
+    return _driver_rows(db, sql, params)
+
+
+def driver_rows(db: peewee.Database, query: Any) -> list[tuple[Any, ...]]:
+    """The rows of `query` (of models bound to `db`) as the driver gives them, without peewee's
+    row processing: for thousands of rows, that costs more than the database's work (a
+    workload's day, PERFORMANCE.md `bench api`)."""
+    sql, params = query.sql()
+    return _driver_rows(db, sql, params)
+
+
+def _driver_rows(db: peewee.Database, sql: str, params: Any) -> list[tuple[Any, ...]]:
     return [tuple(row) for row in database.execute(db, sql, params).fetchall()]

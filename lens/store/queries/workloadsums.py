@@ -18,6 +18,7 @@ from typing import Any
 import peewee
 
 from lens.store import database, models
+from lens.store.queries.reading import driver_rows
 from lens.store.queries.series import Number, Tables, tables, weighted
 from lens.store.queries.timerange import Resolution, TimeRange, bucket
 
@@ -91,13 +92,6 @@ def _sums(rows: Iterable[tuple[Any, ...]]) -> dict[Key, Sums]:
     return {(str(node), int(number)): sums for node, number, *sums in rows}
 
 
-def _fetched(db: peewee.Database, query: peewee.ModelSelect[Any]) -> list[tuple[Any, ...]]:
-    """The rows of `query` as the driver gives them: thousands of rows a day, each through
-    peewee's row processing, cost more than the database's work."""
-    sql, params = query.sql()
-    return list(database.execute(db, sql, params).fetchall())
-
-
 def _joined(db: peewee.Database, t: Tables, window: _Window) -> dict[Key, Sums]:
     """The sums of the pods' holder rows joined to the GPU rows they held and their devices."""
     device = models.GpuDevice
@@ -128,7 +122,7 @@ def _joined(db: peewee.Database, t: Tables, window: _Window) -> dict[Key, Sums]:
         )
         .group_by(node, number)
     )
-    return _sums(_fetched(db, query))
+    return _sums(driver_rows(db, query))
 
 
 def _vram_checked(known: peewee.Field[Any], size: peewee.Field[Any]) -> list[Any]:
@@ -157,7 +151,7 @@ def _rolled(db: peewee.Database, window: _Window) -> dict[Key, Sums]:
         .where(_within(pods, "minute", window) & pods.pod_uid.in_(_pods(window)))
         .group_by(pods.node_name, number)
     )
-    rows = _fetched(db, query)
+    rows = driver_rows(db, query)
     sizes = vram_sizes(window.cluster, {str(row[0]) for row in rows})
     stale: dict[str, list[int]] = {}
     for node, number, *_, least, most in rows:

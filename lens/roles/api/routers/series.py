@@ -187,10 +187,7 @@ def _per_node(found: tuple[seriesworkloads.NodeSeries, ...]) -> list[dict[str, o
     return [
         {
             "labels": {NODE_NAME: line.node_name},
-            "values": [
-                {"timestamp": t, "value": v}
-                for t, v in zip(line.timestamps, line.values, strict=True)
-            ],
+            "values": _values(zip(line.timestamps, line.values, strict=True)),
         }
         for line in found
     ]
