@@ -3,7 +3,6 @@ an API emulator with a client, containerd and dockerd harnesses, simulated hosts
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import random
@@ -15,15 +14,11 @@ import subprocess
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import kubernetes
 import peewee
-import psycopg2
-import pymysql
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -47,82 +42,59 @@ from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kube.server import KubeApiServer
 from lens.store import database, migrating
+from tests.databases import ENGINES, MigratedTemplates, close_all, new_database
 from tests.telemetry.remotewrite.target import Target
-
-POSTGRES_URL = os.environ.get("LENS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-MYSQL_URL = os.environ.get("LENS_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
-
-ENGINES = ("sqlite", "postgresql", "mysql")
-
-
-def _with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
-
-
-def _postgres_admin() -> psycopg2.extensions.connection:
-    parts = urlsplit(POSTGRES_URL)
-    conn = psycopg2.connect(
-        host=parts.hostname,
-        port=parts.port or 5432,
-        user=parts.username,
-        password=parts.password,
-        dbname=parts.path.lstrip("/"),
-    )
-    conn.autocommit = True
-    return conn
-
-
-def _mysql_admin() -> pymysql.connections.Connection:
-    parts = urlsplit(MYSQL_URL)
-    return pymysql.connect(
-        host=parts.hostname,
-        port=parts.port or 3306,
-        user=parts.username,
-        password=parts.password or "",
-        autocommit=True,
-    )
-
-
-@contextlib.contextmanager
-def new_database(engine: str, directory: Path) -> Iterator[str]:
-    """The URL of a new, empty database on `engine`, dropped afterwards (SQLite: in
-    `directory`)."""
-    name = f"lens_t_{uuid.uuid4().hex[:12]}"
-    if engine == "sqlite":
-        yield f"sqlite:///{directory / f'{name}.db'}"
-    elif engine == "postgresql":
-        admin = _postgres_admin()
-        with admin.cursor() as cursor:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield _with_database(POSTGRES_URL, name)
-        finally:
-            with admin.cursor() as cursor:
-                cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            admin.close()
-    else:
-        admin = _mysql_admin()
-        with admin.cursor() as cursor:
-            cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
-        try:
-            yield _with_database(MYSQL_URL, name)
-        finally:
-            with admin.cursor() as cursor:
-                cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-            admin.close()
 
 
 @pytest.fixture(params=ENGINES)
-def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def database_engine(request: pytest.FixtureRequest) -> str:
+    """Each engine in turn (a test narrows them with parametrize(..., indirect=True))."""
+    engine: str = request.param
+    return engine
+
+
+@pytest.fixture
+def empty_database_url(database_engine: str, tmp_path: Path) -> Iterator[str]:
     """The URL of a new, empty database, once per engine."""
-    with new_database(request.param, tmp_path) as url:
+    with new_database(database_engine, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def migrated_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedTemplates]:
+    """Each engine's database migrated once for the run (per xdist worker), for copies."""
+    templates = MigratedTemplates(tmp_path_factory.mktemp("templates"))
+    try:
+        yield templates
+    finally:
+        templates.close()
+
+
+@pytest.fixture
+def migrated_database_url(
+    database_engine: str, tmp_path: Path, migrated_templates: MigratedTemplates
+) -> Iterator[str]:
+    """The URL of a new database with the migrated schema — a copy of the run's migrated
+    template (tests/databases.py says why) — once per engine."""
+    template = migrated_templates.url(database_engine)
+    with new_database(database_engine, tmp_path, template=template) as url:
         yield url
 
 
 @pytest.fixture
-def db(empty_database_url: str) -> Iterator[peewee.Database]:
+def db(migrated_database_url: str) -> Iterator[peewee.Database]:
     """A migrated database with every model bound to it."""
+    database_ = database.open_database(DatabaseConfig(url=migrated_database_url))
+    try:
+        yield database_
+    finally:
+        close_all(database_)
+
+
+@pytest.fixture
+def freshly_migrated_db(empty_database_url: str) -> Iterator[peewee.Database]:
+    """A database migrated from empty by the test itself, not copied: for tests of what the
+    migrations make."""
     database_ = database.open_database(DatabaseConfig(url=empty_database_url))
     migrating.migrate(database_)
     try:
@@ -132,13 +104,13 @@ def db(empty_database_url: str) -> Iterator[peewee.Database]:
 
 
 @pytest.fixture
-def sqlite_db(tmp_path: Path) -> Iterator[peewee.Database]:
+def sqlite_db(tmp_path: Path, migrated_templates: MigratedTemplates) -> Iterator[peewee.Database]:
     """A migrated SQLite database: for what does not depend on the engine (bad input), or
     what only SQLite's locking shows."""
-    db = database.open_database(DatabaseConfig(url=f"sqlite:///{tmp_path / 'lens.db'}"))
-    migrating.migrate(db)
-    yield db
-    close_all(db)
+    with new_database("sqlite", tmp_path, template=migrated_templates.url("sqlite")) as url:
+        db = database.open_database(DatabaseConfig(url=url))
+        yield db
+        close_all(db)
 
 
 def others_may_write(db: peewee.Database) -> bool:
@@ -170,15 +142,6 @@ def write_lock_seen(
 
     monkeypatch.setattr(owner, name, noting)
     return seen
-
-
-def close_all(db: peewee.Database) -> None:
-    """Close every connection of the database (all threads' pooled ones too)."""
-    closer = getattr(db, "close_all", None)
-    if closer is not None:
-        closer()
-    else:
-        db.close()
 
 
 Predicate = Callable[[], bool]
@@ -326,7 +289,9 @@ def host(mi300x: HostTree) -> HostFiles:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked slow_timeout, and property-based tests, get 60 s instead of the default 5 s
-    (scripts/fuzz turns the timeout off for its long runs)."""
+    (scripts/fuzz turns the timeout off for its long runs); tests on a database server get 20 s,
+    as the timeout counts their fixtures' CREATE and DROP DATABASE, which wait for a disk the
+    other worker keeps busy."""
     fuzzing = os.environ.get("LENS_HYPOTHESIS_PROFILE") == "fuzz"
     for item in items:
         if item.get_closest_marker("timeout"):
@@ -338,6 +303,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timeout(0))  # a marker would outrank --timeout 0
         elif is_property or item.get_closest_marker("slow_timeout"):
             item.add_marker(pytest.mark.timeout(60))
+        elif _on_a_database_server(item):
+            item.add_marker(pytest.mark.timeout(20))
+
+
+def _on_a_database_server(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    engine = callspec.params.get("database_engine", "sqlite") if callspec else "sqlite"
+    return engine != "sqlite"
 
 
 # --- property-based tests (docs/testing.md) ---------------------------------------------------
@@ -444,7 +417,7 @@ StartJobs = Callable[..., RunningJobs]
 
 
 @pytest.fixture
-def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
+def start_jobs(migrated_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
     started: list[RunningJobs] = []
 
     def start(
@@ -457,7 +430,7 @@ def start_jobs(empty_database_url: str, tmp_path: Path) -> Iterator[StartJobs]:
             token_file = str(tmp_path / "token")
             Path(token_file).write_text(token + "\n")
         config = Config(
-            database=DatabaseConfig(url=empty_database_url),
+            database=DatabaseConfig(url=migrated_database_url),
             server=ServerConfig(host="127.0.0.1", port=0),
             jobs=JobsConfig(
                 grpc_host="127.0.0.1",

@@ -122,7 +122,7 @@ def _check_lifecycles(stored: Stored, names: dict[str, str]) -> None:
         assert len(kinds) == len(set(kinds)) and kinds.count("Exit") == 1, (name, kinds)
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite", "postgresql"], indirect=True)
 def test_exit_statuses_survive_deleted_tasks_and_an_agent_killed_while_containers_exit(
     node: Pipeline,
     cri_containerd: PrivateContainerd,

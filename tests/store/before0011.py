@@ -17,7 +17,7 @@ from lens.reports.gpuminutes import GpuMinute
 from lens.reports.storing import minuterows, partitions
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models, upserting
-from tests.conftest import close_all
+from tests.databases import close_all
 
 MIGRATION = "0011_gpu_minute_pods"
 FOREVER = datetime.datetime(9999, 12, 31, 23, 59, tzinfo=datetime.UTC)

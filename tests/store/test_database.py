@@ -143,7 +143,7 @@ def _kill_other_connections(db: peewee.Database) -> None:
         admin.close()
 
 
-@pytest.mark.parametrize("empty_database_url", ["postgresql", "mysql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["postgresql", "mysql"], indirect=True)
 def test_an_upsert_survives_a_lost_connection(db: peewee.Database) -> None:
     rows = [{"cluster": "c", "uid": f"u{i}", "namespace": "n", "name": "p"} for i in range(10)]
     with database.session(db):
@@ -153,7 +153,7 @@ def test_an_upsert_survives_a_lost_connection(db: peewee.Database) -> None:
         assert models.GpuPod.select().count() == 10
 
 
-@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["postgresql"], indirect=True)
 def test_a_lost_connection_inside_a_callers_transaction_is_not_retried(db: peewee.Database) -> None:
     rows = [{"cluster": "c", "uid": "u", "namespace": "n", "name": "p"}]
     # The caller's own COMMIT fails at the end too: its transaction died with the connection.

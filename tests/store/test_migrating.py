@@ -18,7 +18,7 @@ import pytest
 from lens.runtime import errors
 from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models
-from tests.conftest import new_database
+from tests.databases import new_database
 
 SHIPPED = sorted(p.stem for p in migrating.MIGRATIONS_DIR.glob("[0-9]*.py"))
 

@@ -17,7 +17,7 @@ from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import models
 
 pytestmark = pytest.mark.slow_timeout
-SQLITE = pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+SQLITE = pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 
 
 def _put(box: Outbox, count: int) -> None:

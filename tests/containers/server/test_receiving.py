@@ -22,10 +22,10 @@ from lens.store import models
 
 pytestmark = [pytest.mark.slow_timeout]
 SQLITE_AND_POSTGRESQL = pytest.mark.parametrize(
-    "empty_database_url", ["sqlite", "postgresql"], indirect=True
+    "database_engine", ["sqlite", "postgresql"], indirect=True
 )
 EVERY_ENGINE = pytest.mark.parametrize(
-    "empty_database_url", ["sqlite", "postgresql", "mysql"], indirect=True
+    "database_engine", ["sqlite", "postgresql", "mysql"], indirect=True
 )
 
 
@@ -168,7 +168,7 @@ def _stream_of(agent: int, *, batches: int, size: int) -> list[pb.EventBatch]:
     return stream
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_eight_agents_streaming_at_once_on_sqlite_all_commit(
     start_jobs: Callable[..., object],
 ) -> None:

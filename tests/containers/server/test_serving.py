@@ -28,7 +28,7 @@ def _raw_stream(address: str, messages: list[bytes]) -> list[pb.Ack]:
 
 
 @pytest.mark.slow_timeout
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_garbage_is_invalid_argument_counted_and_logged_once(
     start_jobs: Callable[..., object],
     started_record: Callable[[int, str], pb.Record],

@@ -50,7 +50,7 @@ def test_waiting_batches_of_one_boot_are_merged_up_to_the_limit(
     assert isinstance(result[-1][2], receiving._End)
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_a_batch_staged_before_another_stream_of_its_boot_committed_is_staged_again(
     db: peewee.Database, started_record: Callable[[int, str], pb.Record]
 ) -> None:

@@ -76,7 +76,7 @@ def test_tracked_workloads_carry_it_until_their_final_state_is_stored(
     assert sync.finalizers is not None
 
 
-@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["postgresql"], indirect=True)
 def test_a_database_outage_holds_a_deletion_no_longer_than_the_grace(
     played: Played, eventually: Callable[..., None]
 ) -> None:

@@ -78,7 +78,7 @@ def test_a_minute_outside_the_window_is_refused(db: peewee.Database) -> None:
 
 
 def test_racing_writers_make_each_partition_once(
-    empty_database_url: str, db: peewee.Database
+    migrated_database_url: str, db: peewee.Database
 ) -> None:
     if not partitions.is_partitioned(db):
         return
@@ -88,7 +88,7 @@ def test_racing_writers_make_each_partition_once(
     start = threading.Barrier(3)
 
     def run() -> None:
-        other = database.open_database(DatabaseConfig(url=empty_database_url))
+        other = database.open_database(DatabaseConfig(url=migrated_database_url))
         try:
             start.wait()
             made.append(partitions.ensure_days(other, days))
@@ -180,12 +180,12 @@ def test_writers_needing_a_new_day_at_once_make_it_once(
 
 
 def test_a_partition_that_cannot_be_made_now_is_an_error(
-    empty_database_url: str, db: peewee.Database, monkeypatch: pytest.MonkeyPatch
+    migrated_database_url: str, db: peewee.Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not partitions.is_partitioned(db):
         return
     monkeypatch.setattr(partitions, "LOCK_TIMEOUT", "50ms")
-    writer = psycopg2.connect(empty_database_url)
+    writer = psycopg2.connect(migrated_database_url)
     try:
         with writer.cursor() as cursor:  # a batch still open on the table
             cursor.execute("SELECT count(*) FROM gpu_minutes")

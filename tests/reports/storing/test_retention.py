@@ -128,7 +128,7 @@ def test_a_batch_takes_at_least_one_row(db: peewee.Database) -> None:
 
 
 def test_a_partition_whose_lock_times_out_is_left_for_the_next_run(
-    empty_database_url: str,
+    migrated_database_url: str,
     db: peewee.Database,
     store: minutes.MinuteStore,
     report_clock: FakeClock,
@@ -138,7 +138,7 @@ def test_a_partition_whose_lock_times_out_is_left_for_the_next_run(
         return
     monkeypatch.setattr(partitions, "LOCK_TIMEOUT", "50ms")
     _minutes_at(store, report_clock, [T0])
-    reader = psycopg2.connect(empty_database_url)
+    reader = psycopg2.connect(migrated_database_url)
     try:
         with reader.cursor() as cursor:  # a long read holds the table until it ends
             cursor.execute("SELECT count(*) FROM gpu_minutes")

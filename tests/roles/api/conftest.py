@@ -5,8 +5,6 @@ the API app over them behind FastAPI's TestClient."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import peewee
@@ -26,7 +24,6 @@ from lens.roles.api.requestmetrics import RequestMetrics
 from lens.roles.api.routers.params import Context
 from lens.runtime.selfmetrics import SelfMetrics
 from lens.store import database
-from tests.conftest import new_database
 
 CLUSTER = "c1"
 NOW = datetime.datetime(2026, 11, 21, 5, tzinfo=datetime.UTC)
@@ -123,12 +120,11 @@ def write_pods(db: peewee.Database, *pods: dict[str, object]) -> None:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def database_engine(request: pytest.FixtureRequest) -> str:
     """The routes are tested on SQLite and PostgreSQL: what they read is tested on every engine,
-    MariaDB too, in tests/store/queries (a MariaDB database per route test would cost the suite
-    minutes of migrations)."""
-    with new_database(request.param, tmp_path) as url:
-        yield url
+    MariaDB too, in tests/store/queries."""
+    engine: str = request.param
+    return engine
 
 
 def make_app(

@@ -4,7 +4,6 @@ and workloads; when it stops, the other takes over within a lease period and car
 from __future__ import annotations
 
 import threading
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -117,10 +116,10 @@ def test_one_leader_writes_and_a_follower_takes_over(
     eventually(lambda: first.ready() == 200, timeout=15)
     eventually(lambda: second.ready() == 200, timeout=15)  # a follower is ready: it stands by
     assert not second.leading
-    began = time.monotonic()
     first.stop()
-    eventually(lambda: second.leading, timeout=LEASE_SECONDS * 3)
-    assert time.monotonic() - began < LEASE_SECONDS * 2
+    # Within a lease's length on a quiet machine; the wait is longer so that a loaded one does
+    # not fail the test (how soon is tests/kube/machinery/test_leader.py's).
+    eventually(lambda: second.leading, timeout=LEASE_SECONDS * 10)
     job = kube.resource("batch/v1", "Job")
     kube.create(manifests.controller("Job", "batch/v1", "after-handover", "ml", {"template": {}}))
     # the follower-turned-leader writes what happens from now on
@@ -221,7 +220,7 @@ def test_clusters_named_in_the_secret_are_stored_under_their_names(
             running.stop()
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_a_lease_in_a_missing_namespace_is_named_in_readyz_until_it_exists(
     cluster: tuple[KubeApiServer, Path],
     start: StartController,

@@ -234,7 +234,7 @@ def _check_workload_series(played: Replay, figures: Figures, margins: Margins) -
     return compared
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite", "postgresql"], indirect=True)
 def test_lens_figures_match_what_the_scenario_enacted(
     empty_database_url: str, memory_dir: Path
 ) -> None:

@@ -16,7 +16,7 @@ from lens.runtime.config import Config, DatabaseConfig, JobsConfig, ServerConfig
 from lens.runtime.process import Process
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests
-from tests.conftest import new_database
+from tests.databases import new_database
 
 pytestmark = pytest.mark.slow_timeout
 

@@ -22,7 +22,7 @@ def _get(port: int, path: str) -> tuple[int, str]:
         connection.close()
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_jobs_serves_events_health_and_the_original_metric_names(
     start_jobs: Callable[..., object], eventually: Callable[..., None]
 ) -> None:
@@ -41,7 +41,7 @@ def test_jobs_serves_events_health_and_the_original_metric_names(
         assert f"# TYPE {name}" in text
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_half_a_tls_pair_fails_the_start(empty_database_url: str) -> None:
     from lens.roles.jobs import main
 

@@ -44,7 +44,7 @@ def _metrics(port: int) -> bytes:
         connection.close()
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_metrics_of_the_jobs_role_pass_promtool(
     start_jobs: Callable[..., object], promtool_problems: Callable[[bytes], str]
 ) -> None:

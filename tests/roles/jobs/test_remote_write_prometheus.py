@@ -201,7 +201,7 @@ def _kept_for_grace(history: list[Arrival], labels: Labels, *, ended_at: float) 
     assert gone >= ended_at + GRACE_SECONDS - GRACE_TOLERANCE, gone - ended_at
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_prometheus_series_reach_the_target_with_the_workload_of_their_gpu(
     chain: tuple[Cluster, Arrivals], eventually: Callable[..., None]
 ) -> None:

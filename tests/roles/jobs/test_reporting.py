@@ -12,7 +12,7 @@ from lens.runtime.config import Config
 pytestmark = pytest.mark.slow_timeout
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite", "postgresql"], indirect=True)
 def test_the_jobs_register_the_report_extension_and_its_loops(
     start_jobs: Callable[..., object],
 ) -> None:

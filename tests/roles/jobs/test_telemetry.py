@@ -60,7 +60,7 @@ def _forwarded(target: Target) -> list[dict[str, str]]:
     return [{label.name: label.value for label in s.labels} for s in request.timeseries]
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_remote_write_is_enriched_from_the_store_and_forwarded(
     start_jobs: Callable[..., object], target: Target, eventually: Callable[..., None]
 ) -> None:
@@ -92,7 +92,7 @@ def test_remote_write_is_enriched_from_the_store_and_forwarded(
     assert "text/plain" in json.loads(body)["error"]
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_training_logs_become_rows_of_every_workload_of_the_pod(
     start_jobs: Callable[..., object], eventually: Callable[..., None]
 ) -> None:
@@ -133,7 +133,7 @@ def test_training_logs_become_rows_of_every_workload_of_the_pod(
     assert json.loads(body)["meta"]["code"] == 4001
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_without_a_target_remote_write_is_not_served(start_jobs: Callable[..., object]) -> None:
     running = start_jobs()
     port = running.jobs.process.http.port  # type: ignore[attr-defined]
@@ -166,7 +166,7 @@ _CONTENT_TYPES = [
 ]
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_hostile_bodies_never_crash_the_server_nor_lose_stored_rows(
     start_jobs: Callable[..., object], target: Target, eventually: Callable[..., None]
 ) -> None:
@@ -204,7 +204,7 @@ def test_hostile_bodies_never_crash_the_server_nor_lose_stored_rows(
     connection.close()
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_with_a_token_file_every_intake_route_asks_for_the_token(
     start_jobs: Callable[..., object], target: Target, tmp_path: Path
 ) -> None:

@@ -29,7 +29,8 @@ from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 from lens.store import database
 from lens.store.models.reports import GpuMinuteHolder, GpuMinuteReport, RdmaPortMinute
-from tests.conftest import new_database, private_containerd
+from tests.conftest import private_containerd
+from tests.databases import new_database
 from tests.roles.node_agent.processes import Pipeline
 
 # Real minutes must pass: about three of them, whatever second of a minute it starts in.

@@ -101,7 +101,7 @@ def _minute(at: datetime.datetime) -> float:
     return at.replace(tzinfo=datetime.UTC).timestamp() if at.tzinfo is None else at.timestamp()
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite", "postgresql"], indirect=True)
 def test_stored_minutes_equal_the_load_the_simulator_enacted(
     node: tuple[Node, RunningJobs],
 ) -> None:
@@ -152,7 +152,7 @@ def _settle(
     return _changelog(jobs)
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite", "postgresql"], indirect=True)
 def test_each_change_to_the_node_makes_exactly_one_changelog_row_and_a_failure_none(
     node: tuple[Node, RunningJobs],
 ) -> None:

@@ -111,7 +111,7 @@ def _committed(url: str, expected: dict[str, list[str]]) -> bool:
     return all(events[(name, kind)] for name, kinds in expected.items() for kind in kinds)
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql", "mysql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite", "postgresql", "mysql"], indirect=True)
 def test_every_container_event_reaches_the_database_exactly_once(
     pipeline: Pipeline,
     containerd: PrivateContainerd,
@@ -178,7 +178,7 @@ def _check_rows(url: str, expected: dict[str, list[str]]) -> None:
     assert sorted(devices) == [("gpu", 0), ("ib", 0)]
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite", "postgresql", "mysql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite", "postgresql", "mysql"], indirect=True)
 def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the_agent_was_down(
     pipeline: Pipeline,
     containerd: PrivateContainerd,
@@ -219,7 +219,7 @@ def test_pods_shows_live_containers_and_an_inventory_closes_those_gone_while_the
     assert row.status == "Deleted"
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_the_kubelets_allocation_decides_which_gpus_a_container_holds(
     pipeline: Pipeline,
     mi300x: HostTree,
@@ -264,7 +264,7 @@ def test_the_kubelets_allocation_decides_which_gpus_a_container_holds(
         kubelet.stop(grace=0).wait(5)
 
 
-@pytest.mark.parametrize("empty_database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
 def test_docker_containers_are_followed_as_a_second_source(
     pipeline: Pipeline,
     docker: PrivateDocker,

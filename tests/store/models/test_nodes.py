@@ -48,7 +48,10 @@ def _columns(db: peewee.Database, table: str) -> dict[str, tuple[str, bool]]:
     }
 
 
-def test_the_migrated_device_tables_have_the_models_types_and_nulls(db: peewee.Database) -> None:
+def test_the_migrated_device_tables_have_the_models_types_and_nulls(
+    freshly_migrated_db: peewee.Database,
+) -> None:
+    db = freshly_migrated_db
     # schema_diff compares names only: make each model's table afresh beside the migrated one.
     for model in DEVICE_MODELS:
         table = model._meta.table_name

@@ -134,6 +134,9 @@ class _Schema:
         ]
 
 
-def test_the_migrated_schema_is_exactly_the_models(db: peewee.Database) -> None:
+def test_the_migrated_schema_is_exactly_the_models(
+    freshly_migrated_db: peewee.Database,
+) -> None:
+    db = freshly_migrated_db
     diff = diff_models(_Schema(db), list(models.ALL_MODELS))
     assert not diff, str(diff)

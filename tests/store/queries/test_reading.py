@@ -15,7 +15,7 @@ from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating, models
 from lens.store.queries import nodes
 from lens.store.queries.reading import Page, contains, reading, rows_built_once
-from tests.conftest import close_all
+from tests.databases import close_all
 from tests.roles.api.conftest import CLUSTER, node, write_nodes
 
 
@@ -52,7 +52,7 @@ def test_a_database_that_cannot_be_opened_is_a_store_error() -> None:
         nodes.get_node(broken, cluster=CLUSTER, name="x")
 
 
-@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("database_engine", ["postgresql"], indirect=True)
 def test_every_pooled_connection_busy_is_a_store_error(empty_database_url: str) -> None:
     # It was a ValueError of the pool, answered 500 as a bug; the store is busy: a 503.
     config = DatabaseConfig(url=empty_database_url, max_connections=1, connect_timeout_seconds=0.1)
