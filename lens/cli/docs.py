@@ -119,8 +119,10 @@ def _tune_families() -> SelfMetrics:
 
 def _netflow_families() -> SelfMetrics:
     from lens.netflow.netflowmetrics import NetflowMetrics
+    from lens.netflow.peerpodmetrics import PeerPodMetrics
     from lens.runtime.selfmetrics import SelfMetrics
 
     families = SelfMetrics(process=False)
     NetflowMetrics(families, ttl_seconds=600)
+    PeerPodMetrics(families, ttl_seconds=600)
     return families

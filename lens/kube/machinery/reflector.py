@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 ListFunc = Callable[..., Any]  # e.g. CoreV1Api.list_pod_for_all_namespaces
 Handler = Callable[[list[Change]], None]
 Listed = Callable[[], None]
+Keep = Callable[[dict[str, Any]], dict[str, Any]]
 
 _GONE = 410
 _CHANGE_TYPES = {t.value for t in ChangeType}
@@ -97,9 +98,12 @@ class Reflector:
         settings: WatchSettings,
         backoff: Backoff | None = None,
         on_listed: Listed | None = None,
+        keep: Keep | None = None,
     ) -> None:
         """`on_listed` runs after each full listing's changes were handed on (the cache then
-        holds exactly what the server had): where deletions nobody saw can be settled."""
+        holds exactly what the server had): where deletions nobody saw can be settled. `keep`
+        cuts each object down to what the handler reads before it is cached (as client-go's
+        transform), for a cache of every pod on every node."""
         self.name = name
         self.cache = cache
         self.stats = ReflectorStats()
@@ -107,6 +111,7 @@ class Reflector:
         self._args = args
         self._handle = handle
         self._on_listed = on_listed
+        self._keep = keep
         self._settings = settings
         self._backoff = backoff or Backoff(initial=0.2, maximum=30.0)
         self._stop = threading.Event()
@@ -182,7 +187,7 @@ class Reflector:
             if token:
                 kwargs["_continue"] = token
             page = self._call(**kwargs)
-            items.extend(_slim(item) for item in page.get("items") or [])
+            items.extend(self._slim(item) for item in page.get("items") or [])
             metadata = page.get("metadata") or {}
             token = metadata.get("continue")
             if not token:
@@ -207,6 +212,9 @@ class Reflector:
             if exc.status == _GONE:
                 raise _Gone() from exc
             raise
+
+    def _slim(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return _slim(obj, self._keep)
 
     def _call(self, **kwargs: Any) -> dict[str, Any]:
         response = self._open(
@@ -265,16 +273,19 @@ class Reflector:
         if kind not in _CHANGE_TYPES:
             raise errors.SourceError(f"{self.name} watch sent an event of type {kind!r}")
         self.stats.events += 1
-        change = self.cache.apply(ChangeType(kind), _slim(obj))
+        change = self.cache.apply(ChangeType(kind), self._slim(obj))
         if change is not None:
             self._handle([change])
         return resource_version_of(obj) or version
 
 
-def _slim(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object as the cache keeps it: without managedFields (server-side apply bookkeeping,
-    often half of an object's size), its keys and short strings shared with every other cached
-    object (each watch event is parsed on its own, so its keys would be copies)."""
+def _slim(obj: dict[str, Any], keep: Keep | None = None) -> dict[str, Any]:
+    """The object as the cache keeps it: what `keep` keeps of it, without managedFields
+    (server-side apply bookkeeping, often half of an object's size), its keys and short strings
+    shared with every other cached object (each watch event is parsed on its own, so its keys
+    would be copies)."""
+    if keep is not None:
+        obj = keep(obj)
     metadata = obj.get("metadata")
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from lens.netflow import accounting, diagflows, listeners, loader
 from lens.netflow.classify import Classifier
 from lens.netflow.flows import DeltaTracker
 from lens.netflow.netflowmetrics import NetflowMetrics
-from lens.netflow.sockets import Dropped, FlowBackend
+from lens.netflow.sockets import Dropped, FlowBackend, IPAddress
 from lens.runtime import errors
 from lens.runtime.clock import Clock
 from lens.runtime.config import NetflowConfig
 
 log = logging.getLogger(__name__)
+
+NamePeers = Callable[[frozenset[IPAddress], float], None]
 
 
 class NetflowCycle:
@@ -35,8 +38,11 @@ class NetflowCycle:
         classifier: Classifier,
         metrics: NetflowMetrics,
         clock: Clock,
+        name_peers: NamePeers | None = None,
     ) -> None:
+        """`name_peers` gets each interval's shown peers (netflow.peer_pods)."""
         self._config = config
+        self._name_peers = name_peers
         self._root = root
         self._classifier = classifier
         self._metrics = metrics
@@ -90,7 +96,10 @@ class NetflowCycle:
         self._note_listeners_source(listening.source)
         flows = accounting.classify_all(deltas, self._classifier, listening)
         now = self._clock.time()
-        self._metrics.record(flows, accounting.top_peers(flows, self._config.top_peers), now)
+        shown = accounting.top_peers(flows, self._config.top_peers)
+        self._metrics.record(flows, shown, now)
+        if self._name_peers is not None:
+            self._name_peers(shown, now)
         self._metrics.expire(now)
         self._metrics.tracked.set(self._tracker.tracked)
         self._count_dropped(backend.dropped())

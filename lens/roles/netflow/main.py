@@ -15,10 +15,13 @@ from pathlib import Path
 import kubernetes
 
 from lens.kube.machinery import clients
+from lens.kube.machinery.reflector import watch_settings
 from lens.netflow import classify, listeners, networks
 from lens.netflow.netflowmetrics import NetflowMetrics
+from lens.netflow.peerpodmetrics import PeerPodMetrics
 from lens.roles.netflow.clusternets import ClusterNetworkReader, ClusterNetworks
 from lens.roles.netflow.cycle import NetflowCycle
+from lens.roles.netflow.podwatch import PeerPodWatch
 from lens.runtime.config import Config
 from lens.runtime.httpserver import Request, Response, enveloped
 from lens.runtime.launcher import Role
@@ -41,16 +44,20 @@ def build(
     api: Callable[[], kubernetes.client.ApiClient] | None = None,
 ) -> Netflow:
     """Add the role to `process`; a bad policy file or CIDR is a ConfigError here. `api` makes
-    the Kubernetes client for netflow.cluster_networks (default: per config.kube)."""
+    the Kubernetes client for netflow.cluster_networks and netflow.peer_pods (default: per
+    config.kube)."""
     root = Path(config.host.root)
     policy = networks.node_policy(config.netflow, root=root)
     metrics = NetflowMetrics(process.metrics, ttl_seconds=config.netflow.series_ttl_seconds)
+    make_api = api or (lambda: clients.connect(config.kube))
+    pods = _peer_pods(config, process, make_api) if config.netflow.peer_pods else None
     cycle = NetflowCycle(
         config.netflow,
         root=root,
         classifier=classify.Classifier(policy),
         metrics=metrics,
         clock=process.clock,
+        name_peers=pods.name_peers if pods is not None else None,
     )
     process.add_part(cycle)
     process.add_loop(
@@ -64,7 +71,7 @@ def build(
     process.add_route("/v1/net-flow/tcp-listen", tcp_listen)
     process.health.add_readiness("netflow", cycle.ready)
     if config.netflow.cluster_networks:
-        reader = ClusterNetworkReader(api or (lambda: clients.connect(config.kube)))
+        reader = ClusterNetworkReader(make_api)
         process.add_loop(
             Loop(
                 name="netflow-cluster-networks",
@@ -73,6 +80,15 @@ def build(
             )
         )
     return Netflow(process=process, cycle=cycle)
+
+
+def _peer_pods(
+    config: Config, process: Process, make_api: Callable[[], kubernetes.client.ApiClient]
+) -> PeerPodWatch:
+    metrics = PeerPodMetrics(process.metrics, ttl_seconds=config.netflow.series_ttl_seconds)
+    watch = PeerPodWatch(make_api(), watch=watch_settings(config.kube), metrics=metrics)
+    process.add_part(watch)
+    return watch
 
 
 def _follow_cluster(

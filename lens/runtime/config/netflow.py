@@ -69,6 +69,12 @@ class NetflowConfig:
         minimum=10.0,
         maximum=86_400.0,
     )
+    peer_pods: bool = setting(
+        False,
+        "Watch the cluster's pods to name each peer that is a pod — namespace, pod, workload "
+        "— in lens_netflow_peer_pod_info. Every node then watches every pod (list and watch "
+        "on pods in its ClusterRole; about 2 KB of memory a pod).",
+    )
     backend: str = setting(
         "auto",
         "What reads the sockets: ebpf (tracepoints, every byte), sockdiag (TCP_INFO sampled "

@@ -9,13 +9,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import kubernetes
 import pytest
 import urllib3
 
 from lens.kube.machinery.cache import Change, ObjectCache
-from lens.kube.machinery.reflector import Reflector, WatchSettings
+from lens.kube.machinery.reflector import Keep, Reflector, WatchSettings
 from lens.runtime.backoff import Backoff
 from lens.sim.kube.server import KubeApiServer
 
@@ -51,7 +52,7 @@ def _pod(name: str) -> dict[str, object]:
 def start(core: kubernetes.client.CoreV1Api) -> Iterator[Callable[..., tuple[Reflector, Seen]]]:
     started: list[Reflector] = []
 
-    def make(**settings: object) -> tuple[Reflector, Seen]:
+    def make(keep: Keep | None = None, **settings: object) -> tuple[Reflector, Seen]:
         seen = Seen()
         reflector = Reflector(
             name="pods",
@@ -60,6 +61,7 @@ def start(core: kubernetes.client.CoreV1Api) -> Iterator[Callable[..., tuple[Ref
             handle=seen,
             settings=WatchSettings(**{"stall_seconds": 10.0, **settings}),  # type: ignore[arg-type]
             backoff=Backoff(initial=0.05, maximum=0.2),
+            keep=keep,
         )
         reflector.start()
         started.append(reflector)
@@ -236,3 +238,21 @@ def test_managed_fields_are_not_kept(
     for obj in reflector.cache.objects():
         assert "managedFields" not in obj["metadata"]
         assert obj["metadata"]["name"] in {"listed", "watched"}
+
+
+def test_keep_cuts_listed_and_watched_objects_before_they_are_cached(
+    core: kubernetes.client.CoreV1Api,
+    start: Callable[..., tuple[Reflector, Seen]],
+    eventually: Callable[..., None],
+) -> None:
+    def metadata_only(obj: dict[str, Any]) -> dict[str, Any]:
+        return {"metadata": obj["metadata"]}
+
+    core.create_namespaced_pod("default", _pod("listed"))
+    reflector, seen = start(keep=metadata_only)
+    core.create_namespaced_pod("default", _pod("watched"))
+    eventually(lambda: seen.count()[("ADDED", "watched")] == 1)
+    cached = reflector.cache.objects()
+    assert sorted(obj["metadata"]["name"] for obj in cached) == ["listed", "watched"]
+    assert all(set(obj) == {"metadata"} for obj in cached)
+    assert all(set(change.object) == {"metadata"} for change in seen.changes)
