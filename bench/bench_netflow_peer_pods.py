@@ -16,9 +16,8 @@ import tracemalloc
 from typing import Any
 
 from lens.kube.machinery.cache import ObjectCache
-from lens.kube.machinery.reflector import Keep, _slim
-from lens.netflow.peerpods import PeerPodIndex
-from lens.roles.netflow.podwatch import naming_fields
+from lens.kube.machinery.reflector import Keep, as_cached
+from lens.netflow.peerpods import PeerPodIndex, naming_fields
 
 
 def pod_text(i: int) -> str:
@@ -74,7 +73,7 @@ def _held_per_pod(texts: list[str], keep: Keep | None, *, index: bool) -> float:
     names = PeerPodIndex()
     kept = []
     for text in texts:
-        obj = _slim(json.loads(text), keep)
+        obj = as_cached(json.loads(text), keep)
         kept.append(obj)
         if index:
             names.put(obj)

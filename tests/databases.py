@@ -87,7 +87,7 @@ def new_database(engine: str, directory: Path, *, template: str = "") -> Iterato
     elif engine == "postgresql":
         admin = postgres_admin()
         with admin.cursor() as cursor:
-            copy = f' TEMPLATE "{database_name(template)}" STRATEGY WAL_LOG' if template else ""
+            copy = f' TEMPLATE "{database_name(template)}"' if template else ""
             cursor.execute(f'CREATE DATABASE "{name}"{copy}')
         try:
             yield with_database(POSTGRES_URL, name)

@@ -24,16 +24,21 @@ class PeerPodMetrics:
         self.info = metrics.gauge(
             "lens_netflow_peer_pod_info",
             "1 for each peer of the flow families that is a pod: its namespace, pod and "
-            "workload (netflow.peer_pods; join on peer).",
+            "workload (netflow.peer_pods; join on peer and the node the series came from).",
             INFO_LABELS,
         )
         self.known = metrics.gauge(
             "lens_netflow_peer_pod_addresses",
             "Pod addresses the watch of the cluster's pods knows (netflow.peer_pods).",
         )
+        self.synced = metrics.gauge(
+            "lens_netflow_peer_pod_watch_synced",
+            "1 once the watch of the cluster's pods has listed them (netflow.peer_pods); 0 "
+            "while it has not, e.g. without list and watch on pods in the ClusterRole.",
+        )
         self._named: dict[IPAddress, tuple[tuple[str, ...], float]] = {}
 
-    def record(self, peers: Iterable[IPAddress], lookup: Lookup, now: float) -> None:
+    def record(self, peers: Iterable[IPAddress], *, lookup: Lookup, now: float) -> None:
         """Name this interval's peers (those the flow families show) that are pods, and let
         go at once of a peer named before whose pod went or changed."""
         shown = frozenset(peers)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Any
 
 from lens.netflow.sockets import IPAddress
 
 FINISHED = ("Succeeded", "Failed")
+_NAMING_METADATA = (
+    "uid", "name", "namespace", "resourceVersion", "creationTimestamp", "deletionTimestamp"
+)  # fmt: skip
+JsonMap = dict[str, object]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,6 +30,9 @@ class PodAddresses:
     uid: str
     addresses: tuple[IPAddress, ...]  # empty: the pod names no peer (host network, finished)
     pod: PeerPod
+    # Of two pods claiming one address (the old one's end not seen yet), the one not being
+    # deleted, then the newer, holds it: ordered so, the holder is the greatest.
+    rank: tuple[bool, str]
 
 
 def pod_addresses(obj: object) -> PodAddresses | None:
@@ -44,68 +50,97 @@ def pod_addresses(obj: object) -> PodAddresses | None:
         workload_kind=kind,
         workload=workload,
     )
-    if spec.get("hostNetwork") is True or status.get("phase") in FINISHED:
-        return PodAddresses(uid=uid, addresses=(), pod=pod)
-    return PodAddresses(uid=uid, addresses=_addresses(status), pod=pod)
+    rank = (not metadata.get("deletionTimestamp"), _text(metadata.get("creationTimestamp")))
+    named = not (spec.get("hostNetwork") is True or status.get("phase") in FINISHED)
+    addresses = _addresses(status) if named else ()
+    return PodAddresses(uid=uid, addresses=addresses, pod=pod, rank=rank)
 
 
-def workload_of(metadata: dict[str, Any]) -> tuple[str, str]:
+def workload_of(metadata: JsonMap) -> tuple[str, str]:
     """The pod's workload as (kind, name): its controlling owner — a Deployment for a ReplicaSet
     named after the pod-template-hash label, as a Deployment names its ReplicaSets — or the pod
     itself when nothing controls it."""
-    owners = metadata.get("ownerReferences")
-    for owner in owners if isinstance(owners, list) else ():
-        if not isinstance(owner, dict) or owner.get("controller") is not True:
-            continue
-        kind, name = _text(owner.get("kind")), _text(owner.get("name"))
-        labels = metadata.get("labels")
-        template = labels.get("pod-template-hash") if isinstance(labels, dict) else None
-        if kind == "ReplicaSet" and _made_by_a_deployment(name, template):
-            return "Deployment", name[: -len(str(template)) - 1]
-        return kind, name
-    return "Pod", _text(metadata.get("name"))
+    owner = _controller(metadata)
+    if owner is None:
+        return "Pod", _text(metadata.get("name"))
+    kind, name = _text(owner.get("kind")), _text(owner.get("name"))
+    template_hash = _section(metadata, "labels").get("pod-template-hash")
+    if kind == "ReplicaSet" and _made_by_a_deployment(name, template_hash):
+        return "Deployment", name[: -len(str(template_hash)) - 1]
+    return kind, name
+
+
+def naming_fields(pod: object) -> JsonMap:
+    """What pod_addresses reads of a pod — its controlling owner's kind and name, not every
+    owner reference whole; a second address only for a dual-stack pod — and what a watch's
+    cache needs (uid, resourceVersion): for a cache of every pod on every node."""
+    whole: JsonMap = pod if isinstance(pod, dict) else {}
+    metadata, spec, status = (_section(whole, key) for key in ("metadata", "spec", "status"))
+    kept: JsonMap = {key: metadata[key] for key in _NAMING_METADATA if key in metadata}
+    owner = _controller(metadata)
+    if owner is not None:
+        kept["ownerReferences"] = [
+            {"kind": owner.get("kind"), "name": owner.get("name"), "controller": True}
+        ]
+    template_hash = _section(metadata, "labels").get("pod-template-hash")
+    if template_hash is not None:
+        kept["labels"] = {"pod-template-hash": template_hash}
+    kept_status: JsonMap = {key: status[key] for key in ("phase", "podIP") if key in status}
+    addresses = status.get("podIPs")
+    if isinstance(addresses, list) and len(addresses) > 1:
+        kept_status["podIPs"] = addresses
+    kept_spec: JsonMap = {"hostNetwork": True} if spec.get("hostNetwork") is True else {}
+    return {"metadata": kept, "spec": kept_spec, "status": kept_status}
 
 
 class PeerPodIndex:
-    """Pods by address; an address moves to the pod that last claimed it and is let go only by
-    that pod."""
+    """Pods by address. Every pod claiming an address is kept: when the holder goes, the address
+    passes to the next claimant (a relist or a late update of an old pod cannot take it)."""
 
     def __init__(self) -> None:
-        self._by_address: dict[IPAddress, tuple[str, PeerPod]] = {}
+        self._claims: dict[IPAddress, dict[str, PodAddresses]] = {}
         self._by_uid: dict[str, tuple[IPAddress, ...]] = {}
 
     def __len__(self) -> int:
-        return len(self._by_address)
+        return len(self._claims)
 
     def put(self, obj: object) -> None:
         """A pod added or changed."""
         found = pod_addresses(obj)
         if found is None:
             return
-        self._release(found.uid, keep=found.addresses)
+        self._drop(found.uid)
         for address in found.addresses:
-            self._by_address[address] = (found.uid, found.pod)
+            self._claims.setdefault(address, {})[found.uid] = found
         if found.addresses:
             self._by_uid[found.uid] = found.addresses
-        else:
-            self._by_uid.pop(found.uid, None)
 
     def remove(self, obj: object) -> None:
         """A pod deleted."""
         found = pod_addresses(obj)
         if found is not None:
-            self._release(found.uid, keep=())
-            self._by_uid.pop(found.uid, None)
+            self._drop(found.uid)
 
     def get(self, address: IPAddress) -> PeerPod | None:
-        held = self._by_address.get(address)
-        return held[1] if held is not None else None
+        claims = self._claims.get(address)
+        if not claims:
+            return None
+        return max(claims.values(), key=lambda claim: claim.rank).pod
 
-    def _release(self, uid: str, *, keep: tuple[IPAddress, ...]) -> None:
-        for address in self._by_uid.get(uid, ()):
-            held = self._by_address.get(address)
-            if address not in keep and held is not None and held[0] == uid:
-                del self._by_address[address]
+    def _drop(self, uid: str) -> None:
+        for address in self._by_uid.pop(uid, ()):
+            claims = self._claims.get(address, {})
+            claims.pop(uid, None)
+            if not claims:
+                self._claims.pop(address, None)
+
+
+def _controller(metadata: JsonMap) -> JsonMap | None:
+    owners = metadata.get("ownerReferences")
+    for owner in owners if isinstance(owners, list) else ():
+        if isinstance(owner, dict) and owner.get("controller") is True:
+            return owner
+    return None
 
 
 def _made_by_a_deployment(replica_set: str, template_hash: object) -> bool:
@@ -115,7 +150,7 @@ def _made_by_a_deployment(replica_set: str, template_hash: object) -> bool:
     return replica_set.endswith("-" + template_hash) and len(replica_set) > len(template_hash) + 1
 
 
-def _section(obj: dict[Any, Any], key: str) -> dict[str, Any]:
+def _section(obj: JsonMap, key: str) -> JsonMap:
     value = obj.get(key)
     return value if isinstance(value, dict) else {}
 
@@ -124,7 +159,7 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _addresses(status: dict[str, Any]) -> tuple[IPAddress, ...]:
+def _addresses(status: JsonMap) -> tuple[IPAddress, ...]:
     listed = status.get("podIPs")
     items = listed if isinstance(listed, list) else []
     texts = [item.get("ip") for item in items if isinstance(item, dict)]

@@ -29,7 +29,7 @@ def test_shown_peers_that_are_pods_are_named_and_others_not() -> None:
     metrics = SelfMetrics(process=False)
     names = PeerPodMetrics(metrics, ttl_seconds=600)
     pods: dict[IPAddress, PeerPod] = {A: WEB}
-    names.record(frozenset({A, B}), pods.get, now=0)
+    names.record(frozenset({A, B}), lookup=pods.get, now=0)
     assert _series(metrics) == {("10.244.1.5", "ml", "web-1", "Deployment", "web")}
 
 
@@ -37,12 +37,12 @@ def test_an_address_passed_to_another_pod_keeps_one_series() -> None:
     metrics = SelfMetrics(process=False)
     names = PeerPodMetrics(metrics, ttl_seconds=600)
     pods: dict[IPAddress, PeerPod] = {A: WEB}
-    names.record(frozenset({A}), pods.get, now=0)
+    names.record(frozenset({A}), lookup=pods.get, now=0)
     pods[A] = DB
-    names.record(frozenset({A}), pods.get, now=5)
+    names.record(frozenset({A}), lookup=pods.get, now=5)
     assert _series(metrics) == {("10.244.1.5", "data", "db-0", "StatefulSet", "db")}
     del pods[A]  # the pod went: its name goes now, not after the TTL, shown or not
-    names.record(frozenset(), pods.get, now=10)
+    names.record(frozenset(), lookup=pods.get, now=10)
     assert _series(metrics) == set()
 
 
@@ -50,8 +50,8 @@ def test_a_peer_not_shown_for_the_ttl_is_let_go() -> None:
     metrics = SelfMetrics(process=False)
     names = PeerPodMetrics(metrics, ttl_seconds=60)
     pods: dict[IPAddress, PeerPod] = {A: WEB, B: DB}
-    names.record(frozenset({A, B}), pods.get, now=0)
-    names.record(frozenset({B}), pods.get, now=50)
+    names.record(frozenset({A, B}), lookup=pods.get, now=0)
+    names.record(frozenset({B}), lookup=pods.get, now=50)
     assert len(_series(metrics)) == 2  # A not shown but still its pod's: kept until the TTL
     assert names.expire(now=61) == 1
     assert _series(metrics) == {("10.244.1.6", "data", "db-0", "StatefulSet", "db")}

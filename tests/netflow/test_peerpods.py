@@ -9,7 +9,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lens.netflow.peerpods import PeerPod, PeerPodIndex, pod_addresses, workload_of
+from lens.netflow.peerpods import (
+    PeerPod,
+    PeerPodIndex,
+    naming_fields,
+    pod_addresses,
+    workload_of,
+)
 
 
 def _pod(
@@ -21,9 +27,14 @@ def _pod(
     template_hash: str = "",
     phase: str = "Running",
     host_network: bool = False,
+    created: str = "2026-11-28T09:00:00Z",
+    deleting: bool = False,
 ) -> dict[str, Any]:
     ips = [ip] if isinstance(ip, str) else ip
     metadata: dict[str, Any] = {"name": name, "namespace": "ml", "uid": uid or f"uid-{name}"}
+    metadata["creationTimestamp"] = created
+    if deleting:
+        metadata["deletionTimestamp"] = "2026-11-28T12:00:00Z"
     if owner is not None:
         kind, owner_name = owner
         metadata["ownerReferences"] = [
@@ -86,17 +97,53 @@ def test_host_network_and_finished_pods_name_no_peer() -> None:
     assert index.get(ipaddress.ip_address("10.244.1.8")) is None and len(index) == 0
 
 
-def test_an_address_passed_to_another_pod_is_the_new_pods_until_that_one_goes() -> None:
-    index = PeerPodIndex()
-    address = ipaddress.ip_address("10.244.2.3")
-    old, new = _pod("old", "10.244.2.3"), _pod("new", "10.244.2.3")
-    index.put(old)
-    index.put(new)  # the old pod's deletion not yet seen
-    index.remove(old)  # ...which must not take the address from the new one
-    found = index.get(address)
-    assert found is not None and found.pod == "new"
+def _holder(index: PeerPodIndex, address: str) -> str | None:
+    found = index.get(ipaddress.ip_address(address))
+    return found.pod if found is not None else None
+
+
+def test_an_address_claimed_by_two_pods_is_the_newer_ones_whatever_comes_last() -> None:
+    old = _pod("old", "10.244.2.3", created="2026-11-28T10:00:00Z")
+    new = _pod("new", "10.244.2.3", created="2026-11-28T10:05:00Z")
+    for order in ([old, new], [new, old]):  # a relist gives them in any order
+        index = PeerPodIndex()
+        for pod in order:
+            index.put(pod)
+        assert _holder(index, "10.244.2.3") == "new"
+    index.put(old)  # a late update of the old pod does not take it back
+    assert _holder(index, "10.244.2.3") == "new"
+    index.put(_pod("old", "10.244.2.3", created="2026-11-28T10:00:00Z", phase="Failed"))
+    assert _holder(index, "10.244.2.3") == "new"  # ...nor does its end drop it
     index.remove(new)
-    assert index.get(address) is None and len(index) == 0
+    assert _holder(index, "10.244.2.3") is None and len(index) == 0
+
+
+def test_a_pod_being_deleted_yields_its_address_to_a_newer_claimant_and_back() -> None:
+    index = PeerPodIndex()
+    going = _pod("going", "10.244.2.4", created="2026-11-28T11:00:00Z", deleting=True)
+    staying = _pod("staying", "10.244.2.4", created="2026-11-28T10:00:00Z")
+    index.put(going)
+    assert _holder(index, "10.244.2.4") == "going"
+    index.put(staying)
+    assert _holder(index, "10.244.2.4") == "staying"
+    index.remove(staying)
+    assert _holder(index, "10.244.2.4") == "going"
+
+
+def test_the_naming_fields_name_a_pod_as_the_whole_does() -> None:
+    owner = ("ReplicaSet", "web-7d9f8")
+    pod = _pod("web-7d9f8-a", "10.244.1.5", owner=owner, template_hash="7d9f8", deleting=True)
+    pod["metadata"] |= {"resourceVersion": "7", "annotations": {"a": "x" * 100}}
+    pod["spec"]["containers"] = [{"name": "c", "env": [{"name": "SECRET", "value": "v"}]}]
+    kept = naming_fields(pod)
+    assert pod_addresses(kept) == pod_addresses(pod)
+    assert kept["metadata"]["resourceVersion"] == "7"  # type: ignore[index]
+    assert kept["metadata"]["labels"] == {"pod-template-hash": "7d9f8"}  # type: ignore[index]
+    assert "annotations" not in kept["metadata"] and kept["spec"] == {}  # type: ignore[operator]
+    dual = _pod("d", ["10.244.1.9", "fd00::9"])
+    assert pod_addresses(naming_fields(dual)) == pod_addresses(dual)
+    assert naming_fields({"metadata": "not a map"}) == {"metadata": {}, "spec": {}, "status": {}}
+    assert naming_fields("not a pod") == {"metadata": {}, "spec": {}, "status": {}}
 
 
 def test_a_pod_whose_address_changes_lets_go_of_the_old_one() -> None:
@@ -151,7 +198,7 @@ _JSON = st.recursive(
 @given(_JSON, _JSON)
 def test_any_json_is_a_pod_or_nothing(first: object, second: object) -> None:
     index = PeerPodIndex()
-    for obj in (first, second):
+    for obj in (first, second, naming_fields(first)):
         found = pod_addresses(obj)
         addresses = found.addresses if found is not None else ()
         assert all(isinstance(a, ipaddress.IPv4Address | ipaddress.IPv6Address) for a in addresses)

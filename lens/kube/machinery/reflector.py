@@ -214,7 +214,7 @@ class Reflector:
             raise
 
     def _slim(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return _slim(obj, self._keep)
+        return as_cached(obj, self._keep)
 
     def _call(self, **kwargs: Any) -> dict[str, Any]:
         response = self._open(
@@ -279,7 +279,7 @@ class Reflector:
         return resource_version_of(obj) or version
 
 
-def _slim(obj: dict[str, Any], keep: Keep | None = None) -> dict[str, Any]:
+def as_cached(obj: dict[str, Any], keep: Keep | None = None) -> dict[str, Any]:
     """The object as the cache keeps it: what `keep` keeps of it, without managedFields
     (server-side apply bookkeeping, often half of an object's size), its keys and short strings
     shared with every other cached object (each watch event is parsed on its own, so its keys

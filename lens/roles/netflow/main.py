@@ -49,8 +49,9 @@ def build(
     root = Path(config.host.root)
     policy = networks.node_policy(config.netflow, root=root)
     metrics = NetflowMetrics(process.metrics, ttl_seconds=config.netflow.series_ttl_seconds)
-    make_api = api or (lambda: clients.connect(config.kube))
-    pods = _peer_pods(config, process, make_api) if config.netflow.peer_pods else None
+    # One client for the watch of pods and the reading of the cluster's networks.
+    make_api = functools.cache(api or (lambda: clients.connect(config.kube)))
+    pods = _peer_pods(config, process, make_api=make_api) if config.netflow.peer_pods else None
     cycle = NetflowCycle(
         config.netflow,
         root=root,
@@ -83,7 +84,7 @@ def build(
 
 
 def _peer_pods(
-    config: Config, process: Process, make_api: Callable[[], kubernetes.client.ApiClient]
+    config: Config, process: Process, *, make_api: Callable[[], kubernetes.client.ApiClient]
 ) -> PeerPodWatch:
     metrics = PeerPodMetrics(process.metrics, ttl_seconds=config.netflow.series_ttl_seconds)
     watch = PeerPodWatch(make_api(), watch=watch_settings(config.kube), metrics=metrics)

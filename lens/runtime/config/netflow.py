@@ -73,7 +73,7 @@ class NetflowConfig:
         False,
         "Watch the cluster's pods to name each peer that is a pod — namespace, pod, workload "
         "— in lens_netflow_peer_pod_info. Every node then watches every pod (list and watch "
-        "on pods in its ClusterRole; about 2 KB of memory a pod).",
+        "on pods in its ClusterRole; about 2.4 KB of memory a pod).",
     )
     backend: str = setting(
         "auto",

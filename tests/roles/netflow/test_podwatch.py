@@ -1,22 +1,18 @@
 """netflow.peer_pods for real: `lens netflow` built in-process against the API emulator, a
 connection to an address a pod holds, and the peer named in lens_netflow_peer_pod_info by the
-pod's namespace and Deployment — then let go when the pod is deleted. And what the watch keeps
-of a pod: enough to name it, none of its spec."""
+pod's namespace and Deployment — then let go when the pod is deleted."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lens.netflow.peerpods import pod_addresses
 from lens.roles.netflow import main as netflow_main
-from lens.roles.netflow.podwatch import naming_fields
 from lens.runtime.config import Config, NetflowConfig
 from lens.sim.kube.server import KubeApiServer
 from tests.deploy.roleruns import LOOPBACK, Running, kubeconfig_of, process_of
@@ -53,16 +49,6 @@ def _pod() -> dict[str, Any]:
     }
 
 
-def test_the_watch_keeps_only_what_names_a_pod() -> None:
-    pod = _pod() | {"metadata": {**_pod()["metadata"], "uid": "u1", "resourceVersion": "7"}}
-    kept = naming_fields(pod)
-    assert pod_addresses(kept) == pod_addresses(pod)
-    assert kept["metadata"]["labels"] == {"pod-template-hash": "6b7c9"}
-    assert kept["metadata"]["resourceVersion"] == "7"
-    assert "annotations" not in kept["metadata"] and "containers" not in kept["spec"]
-    assert naming_fields({"metadata": "not a map"}) == {"metadata": {}, "spec": {}, "status": {}}
-
-
 @pytest.fixture
 def kube() -> Iterator[KubeApiServer]:
     server = KubeApiServer(bookmark_interval=0.5).start()
@@ -70,13 +56,6 @@ def kube() -> Iterator[KubeApiServer]:
         yield server
     finally:
         server.stop()
-
-
-def _within(seconds: float, predicate: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, "not within the time"
-        time.sleep(0.1)
 
 
 @contextlib.contextmanager
@@ -91,7 +70,7 @@ def _connection_to_the_pod() -> Iterator[None]:
 
 
 def test_a_peer_that_is_a_pod_is_named_until_the_pod_goes(
-    kube: KubeApiServer, tmp_path: Path
+    kube: KubeApiServer, tmp_path: Path, eventually: Callable[..., None]
 ) -> None:
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}})
     created = kube.create(_pod())
@@ -114,11 +93,12 @@ def test_a_peer_that_is_a_pod_is_named_until_the_pod_goes(
     running = Running(built.process)
     try:
         with _connection_to_the_pod():
-            _within(10, lambda: info() == 1)
+            eventually(lambda: info() == 1, timeout=10)
         assert addresses() == 1
+        assert registry.get_sample_value("lens_netflow_peer_pod_watch_synced") == 1
         kube.store.delete(kube.resource("v1", "Pod"), "ml", created["metadata"]["name"])
         # Shown again (new bytes) or not, the peer's name goes with its pod.
         with _connection_to_the_pod():
-            _within(10, lambda: addresses() == 0 and info() is None)
+            eventually(lambda: addresses() == 0 and info() is None, timeout=10)
     finally:
         running.stop()

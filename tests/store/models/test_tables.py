@@ -140,3 +140,9 @@ def test_the_migrated_schema_is_exactly_the_models(
     db = freshly_migrated_db
     diff = diff_models(_Schema(db), list(models.ALL_MODELS))
     assert not diff, str(diff)
+
+
+def test_the_copied_schema_the_other_tests_use_is_the_models_too(db: peewee.Database) -> None:
+    # tests/databases.py copies a migrated template (CREATE TABLE ... LIKE on MariaDB).
+    diff = diff_models(_Schema(db), list(models.ALL_MODELS))
+    assert not diff, str(diff)
