@@ -52,6 +52,7 @@ class NetflowCycle:
         self._dropped = Dropped(flows_full=0, closed_full=0)
         self.unavailable: str | None = "the backend is loading"
         self._listeners_source = "sock_diag"
+        self._listening: listeners.Listeners | None = None
 
     async def start(self) -> None:
         """Choose and load the backend (eBPF: seconds of clang), off the event loop."""
@@ -80,7 +81,7 @@ class NetflowCycle:
                     "no eBPF: TCP flows sampled through sock_diag instead",
                     extra={"reason": str(exc)},
                 )
-        return diagflows.SockDiagFlows(lambda: listeners.read_listeners(self._root))
+        return diagflows.SockDiagFlows(self._listeners_of_this_interval)
 
     async def stop(self) -> None:
         if self._backend is not None:
@@ -91,9 +92,9 @@ class NetflowCycle:
         backend = self._backend
         if backend is None:
             return
-        deltas = self._tracker.advance(backend.read())
-        listening = listeners.read_listeners(self._root)
+        listening = self._listening = listeners.read_listeners(self._root)
         self._note_listeners_source(listening.source)
+        deltas = self._tracker.advance(backend.read())
         flows = accounting.classify_all(deltas, self._classifier, listening)
         now = self._clock.time()
         shown = accounting.top_peers(flows, self._config.top_peers)
@@ -103,6 +104,13 @@ class NetflowCycle:
         self._metrics.expire(now)
         self._metrics.tracked.set(self._tracker.tracked)
         self._count_dropped(backend.dropped())
+
+    def _listeners_of_this_interval(self) -> listeners.Listeners:
+        """The listeners run() read for this interval: the sock_diag backend's too, not a
+        second reading."""
+        if self._listening is None:
+            self._listening = listeners.read_listeners(self._root)
+        return self._listening
 
     def _note_listeners_source(self, source: str) -> None:
         """A change of where the listeners are read, logged once (the proc files cost a walk

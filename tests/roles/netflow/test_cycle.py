@@ -143,3 +143,28 @@ def test_listeners_read_from_the_proc_files_are_logged_once(
         ("WARNING", "listening sockets read from the proc files"),
         ("INFO", "listening sockets read through sock_diag again"),
     ]
+
+
+def test_the_listeners_are_read_once_an_interval_for_both_the_backend_and_the_cycle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sock_diag backend tells who opened a connection from the listeners, as the cycle
+    does: the cycle's reading of the interval serves both."""
+    readings: list[listeners.Listeners] = []
+    read = listeners.read_listeners
+
+    def counted(root: Path) -> listeners.Listeners:
+        readings.append(read(root))
+        return readings[-1]
+
+    monkeypatch.setattr(listeners, "read_listeners", counted)
+    cycle = _cycle(SelfMetrics(process=False), backend="sockdiag")
+    asyncio.run(cycle.start())
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as server:  # a socket for the backend
+            for _ in range(3):
+                cycle.run()
+            assert server.getsockname()[1] in {e.port for e in readings[-1].endpoints}
+    finally:
+        asyncio.run(cycle.stop())
+    assert len(readings) == 3
