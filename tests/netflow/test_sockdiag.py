@@ -7,6 +7,7 @@ import ipaddress
 import socket
 import struct
 import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -59,22 +60,25 @@ def test_a_truncated_message_is_a_source_error() -> None:
         sockdiag.parse_dump(header + bytes(20))
 
 
-@given(st.binary(max_size=600))
-def test_any_bytes_are_sockets_or_a_source_error(data: bytes) -> None:
-    try:
-        found, _ = sockdiag.parse_dump(data)
-    except errors.SourceError:
-        return
-    assert all(s.local.port >= 0 for s in found)
+def _ports_of_sockets(data: bytes) -> list[int]:
+    return [found.local.port for found in sockdiag.parse_dump(data)[0]]
 
 
-@given(st.binary(max_size=600))
-def test_any_bytes_are_listeners_or_a_source_error(data: bytes) -> None:
+def _ports_of_listeners(data: bytes) -> list[int]:
+    return [endpoint.port for endpoint in sockdiag.parse_listening(data)[0]]
+
+
+@pytest.mark.parametrize("ports_of", [_ports_of_sockets, _ports_of_listeners])
+@given(data=st.binary(max_size=600))
+def test_any_bytes_are_ports_or_a_source_error(
+    ports_of: Callable[[bytes], list[int]], data: bytes
+) -> None:
+    """Both parsers: sockets (parse_dump) and listeners (parse_listening)."""
     try:
-        found, _ = sockdiag.parse_listening(data)
+        ports = ports_of(data)
     except errors.SourceError:
         return
-    assert all(0 <= endpoint.port <= 65535 for endpoint in found)
+    assert all(0 <= port <= 65535 for port in ports)
 
 
 def test_a_listener_message_is_its_local_endpoint() -> None:
