@@ -62,13 +62,16 @@ def _ip(*args: str) -> None:
 def link() -> Iterator[Link]:
     tag = f"{os.getpid() % 100000}"
     client, server = f"lens-nf-c{tag}", f"lens-nf-s{tag}"
+    # A subnet per xdist worker: the kernel's programs see every namespace's traffic, so a link
+    # of the other worker's test must not share the addresses this test's figures are read by.
+    subnet = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0) % 250
     found = Link(
         client=client,
         server=server,
-        client_ip="10.203.0.1",
-        server_ip="10.203.0.2",
-        client_ip6="fd00:203::1",
-        server_ip6="fd00:203::2",
+        client_ip=f"10.203.{subnet}.1",
+        server_ip=f"10.203.{subnet}.2",
+        client_ip6=f"fd00:203:{subnet:x}::1",
+        server_ip6=f"fd00:203:{subnet:x}::2",
         rtt_ms=40.0,
     )
     devices = (f"lnc{tag}", f"lns{tag}")
