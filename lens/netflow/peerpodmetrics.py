@@ -1,6 +1,7 @@
 """lens_netflow_peer_pod_info: the pod, namespace and workload behind each peer the flow
-families name, as an info family to join on `peer` rather than more labels on every flow series
-(a pod's names would multiply them, and change under a series when an address is reused)."""
+families name, as an info family to join on the node and `peer` rather than more labels on
+every flow series (a pod's names would multiply them, and change under a series when an address
+is reused)."""
 
 from __future__ import annotations
 

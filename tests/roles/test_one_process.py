@@ -10,8 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import spec
 from lens.sim.scenario.player import ScenarioPlayer
 from lens.store import database, models
+from tests.opsport import get
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -43,16 +42,6 @@ try:
 except typer.Exit as stopped:
     sys.exit(stopped.exit_code)
 """
-
-
-def _get(port: int, path: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=3) as answer:
-            return answer.status, answer.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-    except OSError:
-        return 0, b""
 
 
 @pytest.fixture
@@ -98,9 +87,9 @@ def _start(path: Path) -> subprocess.Popen[str]:
 
 def _wait_ready(process: subprocess.Popen[str], port: int) -> dict[str, object]:
     deadline = time.monotonic() + 40
-    body = b""
+    body = ""
     while time.monotonic() < deadline and process.poll() is None:
-        status, body = _get(port, "/readyz")
+        status, body = get(port, "/readyz")
         if status == 200:
             return dict(json.loads(body))
         time.sleep(0.2)
@@ -121,7 +110,7 @@ def test_three_roles_share_one_process_and_one_port(
         deadline = time.monotonic() + 20
         text = ""
         while time.monotonic() < deadline and "lens_controller_leader 1.0" not in text:
-            text = _get(port, "/metrics")[1].decode()
+            text = get(port, "/metrics")[1]
             time.sleep(0.3)
         types = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")]
         assert len(types) == len(set(types)), "every family once"
@@ -134,7 +123,7 @@ def test_three_roles_share_one_process_and_one_port(
             "process_resident_memory_bytes",
         } <= set(types)
         assert text.count("lens_gpu_info{") == 8
-        assert _get(port, "/v1/gpus")[0] == 200, "the node agent's REST on the same port"
+        assert get(port, "/v1/gpus")[0] == 200, "the node agent's REST on the same port"
         db = database.open_database(DatabaseConfig(url=f"sqlite:///{tmp_path}/lens.db"))
         with database.session(db):
             deadline = time.monotonic() + 20

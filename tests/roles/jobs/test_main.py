@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import http.client
 from collections.abc import Callable
 
 import pytest
@@ -8,18 +7,9 @@ import pytest
 from lens.runtime import errors
 from lens.runtime.config import Config, DatabaseConfig, JobsConfig
 from lens.runtime.process import Process
+from tests.opsport import get
 
 pytestmark = pytest.mark.slow_timeout
-
-
-def _get(port: int, path: str) -> tuple[int, str]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=3)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.read().decode()
-    finally:
-        connection.close()
 
 
 @pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
@@ -29,9 +19,9 @@ def test_jobs_serves_events_health_and_the_original_metric_names(
     running = start_jobs()
     port = running.jobs.process.http.port  # type: ignore[attr-defined]
     assert running.jobs.grpc.port > 0  # type: ignore[attr-defined]
-    eventually(lambda: _get(port, "/readyz")[0] == 200, timeout=15)
-    eventually(lambda: "primus_lens_jobs" in _get(port, "/metrics")[1], timeout=15)
-    _, text = _get(port, "/metrics")
+    eventually(lambda: get(port, "/readyz")[0] == 200, timeout=15)
+    eventually(lambda: "primus_lens_jobs" in get(port, "/metrics")[1], timeout=15)
+    _, text = get(port, "/metrics")
     for name in (
         "primus_lens_jobs_upstream_error_total",
         "primus_lens_jobs_event_processing_duration_seconds",
