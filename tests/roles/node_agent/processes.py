@@ -47,6 +47,7 @@ class Pipeline:
         grpc_port, jobs_http, agent_http = ports
         self.agent_http, self.jobs_http = agent_http, jobs_http
         self.pod_resources_socket = tmp / "pod-resources" / "kubelet.sock"
+        self.journal_dir = tmp / "journal"
         common = {"LENS_LOGGING__FORMAT": "json", "LENS_SERVICE__STOP_TIMEOUT_SECONDS": "10"}
         self.jobs = Process(
             "jobs",
@@ -71,7 +72,7 @@ class Pipeline:
                 "LENS_CONTAINERS__CONTAINERD_ADDRESS": ctd.socket,
                 "LENS_CONTAINERS__RECONCILE_INTERVAL_SECONDS": str(reconcile_seconds),
                 "LENS_EVENTS__SERVER_ADDRESS": f"127.0.0.1:{grpc_port}",
-                "LENS_EVENTS__JOURNAL_DIR": str(tmp / "journal"),
+                "LENS_EVENTS__JOURNAL_DIR": str(self.journal_dir),
                 "LENS_CONTAINERS__POD_RESOURCES_SOCKET": str(self.pod_resources_socket),
                 "LENS_SERVER__PORT": str(agent_http),
             },
