@@ -1,24 +1,16 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from bench import bench_api
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 @pytest.mark.slow_timeout
 def test_the_api_benchmark_asks_every_route_and_the_originals_overview() -> None:
-    command = [sys.executable, "-m", "bench", "api", "--preset", "small", "--requests", "2"]
-    command += ["--seconds", "0.5", "--warmup", "0.2", "--clients", "2"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    arguments = ["--preset", "small", "--requests", "2"]
+    arguments += ["--seconds", "0.5", "--warmup", "0.2", "--clients", "2"]
+    figures = bench_figures("api", *arguments, timeout=120)
     assert figures["benchmark"] == "api" and figures["nodes"] == 2
     lens = figures["lens"]
     assert len(lens) >= 20 and figures["budgets"]["all_ok_statuses"] is True

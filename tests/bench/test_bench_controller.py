@@ -1,26 +1,18 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 pytestmark = pytest.mark.slow_timeout
 
 
 def test_the_controller_benchmark_prints_rates_latency_memory_and_releases() -> None:
-    command = [
-        *(sys.executable, "-m", "bench", "controller"),
+    arguments = [
         *("--pods", "300", "--churn", "300", "--baseline-churn", "30"),
         *("--latency-seconds", "0.5", "--jobs", "3"),
     ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    figures = bench_figures("controller", *arguments, timeout=300)
     lens = figures["lens"]
     assert lens["pods"] == 300 and lens["sustained"]["committed"] >= 300
     assert lens["sustained"]["events_per_second"] > 0

@@ -1,21 +1,13 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 @pytest.mark.slow_timeout
 def test_the_dashboard_benchmark_times_each_page_and_its_bytes() -> None:
-    command = [sys.executable, "-m", "bench", "dashboard", "--preset", "small", "--loads", "1"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    figures = bench_figures("dashboard", "--preset", "small", "--loads", "1", timeout=120)
     assert figures["benchmark"] == "dashboard" and figures["gpus"] == 16
     pages = figures["pages"]
     assert set(pages) == {"overview", "heatmap"}

@@ -1,22 +1,15 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 @pytest.mark.slow_timeout
 def test_the_demo_benchmark_times_the_start_to_first_data() -> None:
-    command = [sys.executable, "-m", "bench", "demo", "--presets", "small", "--runs", "1"]
-    command += ["--steady", "2", "--speed", "60"]  # utilization in seconds, not minutes
-    result = subprocess.run(command, capture_output=True, text=True, timeout=400, cwd=REPO)
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    arguments = ["--presets", "small", "--runs", "1"]
+    arguments += ["--steady", "2", "--speed", "60"]  # utilization in seconds, not minutes
+    figures = bench_figures("demo", *arguments, timeout=400)
     assert figures["benchmark"] == "demo" and figures["cli_start_s"] > 0
     assert figures["speed"] == 60
     small = figures["presets"]["small"]

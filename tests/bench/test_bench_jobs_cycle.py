@@ -1,21 +1,13 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 @pytest.mark.slow_timeout
 def test_the_jobs_benchmark_prints_each_jobs_cycle_both_ways_and_the_budgets() -> None:
-    command = [sys.executable, "-m", "bench", "jobs_cycle", "--preset", "small", "--cycles", "2"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    figures = bench_figures("jobs_cycle", "--preset", "small", "--cycles", "2", timeout=120)
     assert figures["benchmark"] == "jobs_cycle" and figures["nodes"] == 2
     lens = figures["lens"]
     assert set(lens) == {

@@ -1,27 +1,17 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 @pytest.mark.slow_timeout
 def test_the_netflow_benchmark_prints_each_observers_cost_and_the_ratios() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench", "netflow", "--seconds", "0.5", "--repeat", "1",
-         "--rate", "300", "--loop-rounds", "2", "--loop-connections", "300"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    arguments = ["--seconds", "0.5", "--repeat", "1", "--rate", "300"]
+    arguments += ["--loop-rounds", "2", "--loop-connections", "300"]
+    figures = bench_figures("netflow", *arguments, timeout=300)
     assert figures["benchmark"] == "netflow"
     for kind in ("none", "lens", "per_segment"):
         for load in ("short_connections", "bulk"):

@@ -1,26 +1,13 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 @pytest.mark.slow_timeout
 def test_the_reports_agent_benchmark_prints_its_figures_and_ratio() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench", "reports_agent", "--cycles", "130", "--seconds", "4"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=REPO,
-    )
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    figures = bench_figures("reports_agent", "--cycles", "130", "--seconds", "4", timeout=180)
     in_process = figures["in_process"]
     # 130 cycles at 1 s cross two minute boundaries: 8 GPU- and 8 port-minutes at each.
     assert in_process["minutes_reported"] == 32

@@ -1,26 +1,13 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 @pytest.mark.slow_timeout
 def test_the_reports_jobs_benchmark_prints_both_ways_rows_and_ratio() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench", "reports_jobs", "--nodes", "20", "--repeat", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    figures = bench_figures("reports_jobs", "--nodes", "20", "--repeat", "2", timeout=120)
     assert figures["benchmark"] == "reports_jobs" and figures["database"] == "postgresql"
     assert (figures["gpu_minutes"], figures["port_minutes"]) == (160, 160)
     lens, baseline = figures["lens"], figures["baseline_pull_and_save_row_by_row"]

@@ -1,23 +1,10 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench.benchrun import bench_figures
 
 
 def test_the_scenario_benchmark_prints_its_figures_and_ratio() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench", "scenario", "--presets", "small", "--baseline", "small"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    figures = bench_figures("scenario", "--presets", "small", "--baseline", "small", timeout=120)
     assert figures["small"]["objects_written"] > 50
     assert figures["small"]["replay_events"] > 0
     baseline = figures["baseline"]

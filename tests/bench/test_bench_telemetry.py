@@ -1,16 +1,13 @@
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench import remotewrite_load, telemetry_index, telemetry_latency
 from lens.telemetry.enrichment.relabeling import WorkloadRelabeler
+from tests.bench.benchrun import bench_figures
 
-REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow_timeout
 
 
@@ -42,16 +39,7 @@ def test_every_iteration_line_is_stored_once_and_its_latency_measured(tmp_path: 
 def test_the_benchmark_prints_one_json_object_with_its_three_parts() -> None:
     argv = ["--nodes", "4", "--scrapes", "1", "--rounds", "1", "--lines", "2000"]
     argv += ["--seconds", "1", "--pods", "2", "--engine", "sqlite"]
-    result = subprocess.run(
-        [sys.executable, "-m", "bench", "telemetry", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    figures = bench_figures("telemetry", *argv, timeout=120)
     assert figures["remote_write"]["same_bodies"] is True
     assert figures["remote_write"]["relabelled_share"] == 0.5
     assert figures["log_parsing"]["lines"] >= 2000

@@ -1,36 +1,19 @@
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bench.benchrun import bench_figures
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_upsert_benchmark_prints_one_json_object_with_its_ratio() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench",
-            "upsert",
-            "--rows",
-            "30",
-            "--engines",
-            "sqlite,postgresql",
-            "--repeat",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=REPO,
-    )
-    assert result.returncode == 0, result.stderr
-    figures = json.loads(result.stdout)
+    arguments = ["--rows", "30", "--engines", "sqlite,postgresql", "--repeat", "1"]
+    figures = bench_figures("upsert", *arguments, timeout=60)
     assert figures["benchmark"] == "upsert"
     assert figures["machine"]["cpus"] >= 1
     for engine in ("sqlite", "postgresql"):
