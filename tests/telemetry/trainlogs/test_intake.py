@@ -274,6 +274,7 @@ def test_a_failing_database_is_retried_until_the_rows_are_stored(
         with database.session(sqlite_db):
             database.execute(sqlite_db, "ALTER TABLE away RENAME TO training_performance")
         eventually(lambda: len(stored_rows(sqlite_db)) == 1)
+        intake.settle()  # the observers are told after the commit the rows show
         assert len(intake.told) == 1
     finally:
         intake.intake.stop_thread()
