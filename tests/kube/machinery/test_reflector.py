@@ -151,13 +151,23 @@ def test_dropped_watches_and_failing_requests_lose_and_repeat_nothing(
     eventually: Callable[..., None],
 ) -> None:
     reflector, seen = start()
+    closed = 0
+
+    def close_the_open_watch() -> None:
+        # Each close meets a watch: under load the reflector may not have reopened one yet,
+        # and a close with none open would test nothing.
+        nonlocal closed
+        eventually(lambda: reflector.stats.watches > closed, timeout=15)
+        apiserver.faults.close_watches()
+        closed += 1
+
     for i in range(30):
         core.create_namespaced_pod("default", _pod(f"p{i}"))
         if i % 5 == 0:
-            apiserver.faults.close_watches()
+            close_the_open_watch()
         if i == 12:
             apiserver.faults.fail_requests(500, count=2, method="GET")
-            apiserver.faults.close_watches()
+            close_the_open_watch()
     eventually(lambda: len(seen.count()) == 30, timeout=15)
     assert seen.count() == Counter({("ADDED", f"p{i}"): 1 for i in range(30)})
     assert reflector.stats.errors >= 1 and reflector.stats.watches >= 3
