@@ -23,7 +23,8 @@ import psycopg2
 import pymysql
 
 from lens.runtime.config import DatabaseConfig
-from lens.store import database, migrating
+from lens.runtime.process import Process
+from lens.store import database, migrating, shared
 
 POSTGRES_URL = os.environ.get("LENS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 MYSQL_URL = os.environ.get("LENS_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
@@ -38,6 +39,21 @@ def close_all(db: peewee.Database) -> None:
         closer()
     else:
         db.close()
+
+
+def share_database(process: Process, url: str, db: peewee.Database) -> None:
+    """Have the roles `process` builds use `db`, the Database of `url` another replica in this
+    interpreter opened, instead of opening their own (as lens.store.shared does for the roles
+    of one process).
+
+    Replicas deployed are processes of their own, each with one Database. Run in one
+    interpreter they must share it: opening a Database binds every model to it, so a second
+    one would take over the first replica's statements while its transactions stay on its own
+    Database — two connections in one thread, and on SQLite the statements wait out the busy
+    timeout, twice, for the write lock that replica's own transaction holds."""
+    process.shared(f"database {url}", lambda: db)
+    assert shared.shared_database(DatabaseConfig(url=url), process) is db  # the same key
+    process.health.add_readiness("database", lambda: database.ping(db))
 
 
 def with_database(url: str, name: str) -> str:

@@ -18,6 +18,7 @@ from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests, spec
 from lens.sim.scenario.player import ScenarioPlayer
 from lens.store import database, models
+from tests.databases import share_database
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -82,7 +83,10 @@ def start(
                 kubelet_service_interval_seconds=1,
             ),
         )
-        running = Running(controller_main.build(config, _process(config)))
+        process = _process(config)
+        if started:  # one Database for the replicas of this interpreter (tests/databases.py)
+            share_database(process, empty_database_url, started[0].controller.db)
+        running = Running(controller_main.build(config, process))
         started.append(running)
         return running
 

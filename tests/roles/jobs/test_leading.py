@@ -16,7 +16,7 @@ from lens.runtime.config import Config, DatabaseConfig, JobsConfig, ServerConfig
 from lens.runtime.process import Process
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests
-from tests.databases import new_database
+from tests.databases import new_database, share_database
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -64,6 +64,8 @@ def replicas(
             process = Process(
                 "jobs", server=config.server, service=config.service, handle_signals=False
             )
+            if started:  # one Database for the replicas of this interpreter (tests/databases.py)
+                share_database(process, url, started[0].jobs.db)
             replica = Replica(jobs_main.build(config, process, api=api_client))
             started.append(replica)
             return replica
