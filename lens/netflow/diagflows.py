@@ -19,6 +19,7 @@ class SockDiagFlows:
     """A netlink socket of the network namespace it was made in; `read()` each interval."""
 
     name = "sockdiag"
+    attachment = ""
 
     def __init__(self, listening: Callable[[], Listeners]) -> None:
         self._diag = SockDiag()

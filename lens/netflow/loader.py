@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lens.netflow import sockets
+from lens.netflow import sockets, socklayout
 from lens.runtime import errors
 
 PROGRAM = Path(__file__).with_name("bpf") / "flows.c"
@@ -100,53 +100,77 @@ def missing_tracepoints() -> list[str]:
 
 
 class EbpfFlows:
-    """The loaded program; `read()` each interval, `close()` once."""
+    """The loaded program; `read()` each interval, `close()` once. `attachment` says how it is
+    attached: `raw_tracepoint` where the kernel's BTF gives the socket's layout
+    (lens/netflow/socklayout.py), else `tracepoint`, and `why_not_raw` why not."""
 
     name = "ebpf"
 
     def __init__(
-        self, *, max_flows: int = 65536, max_closed: int = 65536, kernel_headers: str = ""
+        self,
+        *,
+        max_flows: int = 65536,
+        max_closed: int = 65536,
+        kernel_headers: str = "",
+        btf: Path | None = None,
     ) -> None:
         """`kernel_headers`: headers to link for bcc where the kernel's build folder has none
-        (the netflow image's Debian headers)."""
-        missing = missing_tracepoints()
-        if missing:
-            raise NetflowUnavailable(
-                "tracepoints missing (or tracefs not mounted at /sys/kernel/tracing): "
-                + ", ".join(missing)
-            )
+        (the netflow image's Debian headers); `btf`: the kernel's BTF, if not at
+        socklayout.VMLINUX."""
+        layout: socklayout.SockLayout | None = None
+        self.why_not_raw = ""
+        try:
+            layout = socklayout.read_layout(btf or socklayout.VMLINUX)
+        except socklayout.LayoutError as exc:
+            self.why_not_raw = str(exc)
+            _require_tracepoints()
         ensure_headers(
             MODULES / os.uname().release, Path(kernel_headers) if kernel_headers else None
         )
         bcc = import_bcc()
+        flags = compile_flags(max_flows, max_closed)
+        self.attachment = "raw_tracepoint" if layout else "tracepoint"
         try:
             self._bpf: Any = bcc.BPF(
-                text=PROGRAM.read_bytes(), cflags=compile_flags(max_flows, max_closed)
+                text=PROGRAM.read_bytes(), cflags=flags + (layout.cflags() if layout else [])
             )
         except Exception as exc:  # bcc raises bare Exceptions for compile and load failures
-            raise NetflowUnavailable(_why_not_loaded(exc)) from None
+            if layout is None or _not_permitted(exc):
+                raise NetflowUnavailable(_why_not_loaded(exc)) from None
+            # The raw program refused (a verifier or a kernel of its own): the ordinary one.
+            self.why_not_raw = _why_not_loaded(exc)
+            self.attachment = "tracepoint"
+            _require_tracepoints()
+            try:
+                self._bpf = bcc.BPF(text=PROGRAM.read_bytes(), cflags=flags)
+            except Exception as again:  # as above
+                raise NetflowUnavailable(_why_not_loaded(again)) from None
         self._flows = self._bpf[b"flows"]
         self._closed = self._bpf[b"closed"]
         self._ended = self._bpf[b"ended"]
-        self._seen = self._bpf[b"seen"]
+        self._reads = self._bpf[b"reads"]
+        self._reads_begun = 0
         self._dropped = self._bpf[b"dropped"]
 
     def read(self) -> sockets.Reading:
         """The live sockets' counters, then the sockets that ended since the last read: those
-        read before (taken out of `closed`) and the sums of those never read (`ended`). Each
-        live socket is marked in `seen` before it is read, so that its end is handed over whole
-        (bpf/flows.c)."""
+        that may have been read before (taken out of `closed`) and the sums of those never read
+        (`ended`). The count of reads begun is raised first, and only sockets born before it are
+        read, so that the end of each is handed over whole (bpf/flows.c `reads`)."""
         live = []
-        mark = self._seen.Leaf(1)
+        self._reads_begun += 1
+        # A syscall whose own atomic (bpf_map_write_active_dec, a locked instruction) follows
+        # the store: the count is raised for every CPU before the walk's first lookup.
+        self._reads[self._reads.Key(0)] = self._reads.Leaf(self._reads_begun)
         # A walk of a hash map starts over from its first key when the key it stood on is
         # deleted meanwhile (a socket destroyed): the keys already walked come again.
         for key in _unique(self._flows.keys()):
-            self._seen[self._seen.Key(key.value)] = mark
             try:
                 value = self._flows[key]
             except KeyError:
-                continue  # ended meanwhile: unread, so summed in `ended`
-            live.append(decode(int(key.value), value))
+                continue  # ended meanwhile: in `closed`, or summed in `ended` if born since
+            if int(value.born) < self._reads_begun:  # born since: the next read's, or summed
+                live.append(decode(int(key.value), value))
         closed = []
         for key, value in list(self._closed.items()):
             closed.append(decode(int(key.sk), value))
@@ -202,9 +226,23 @@ def decode(socket: int, value: Any) -> sockets.SocketCounters:
     )
 
 
+def _require_tracepoints() -> None:
+    missing = missing_tracepoints()
+    if missing:
+        raise NetflowUnavailable(
+            "tracepoints missing (or tracefs not mounted at /sys/kernel/tracing): "
+            + ", ".join(missing)
+        )
+
+
+def _not_permitted(exc: Exception) -> bool:
+    text = str(exc)
+    return "Operation not permitted" in text or "EPERM" in text
+
+
 def _why_not_loaded(exc: Exception) -> str:
     text = str(exc)
-    if "Operation not permitted" in text or "EPERM" in text:
+    if _not_permitted(exc):
         return "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON"
     first = text.splitlines()[0][:200] if text else type(exc).__name__
     return f"the BPF program did not load: {first}"

@@ -71,8 +71,10 @@ class NetflowMetrics:
         self.backend = metrics.gauge(
             "lens_netflow_backend",
             "1 for the backend reading TCP flows: ebpf, sockdiag (the fallback), or none when "
-            "neither can run here (the log and /readyz say why).",
-            ("backend",),
+            "neither can run here (the log and /readyz say why); eBPF's attachment: "
+            "raw_tracepoint (at the kernel's BTF offsets), or tracepoint where the kernel has "
+            "no BTF (the log says why).",
+            ("backend", "attachment"),
         )
         self.dropped = metrics.counter(
             "lens_netflow_kernel_dropped_total",

@@ -105,6 +105,7 @@ class FlowBackend(Protocol):
     """What reads the sockets' counters: eBPF (loader.py) or sock_diag (diagflows.py)."""
 
     name: str
+    attachment: str  # how eBPF's programs attach (raw_tracepoint, tracepoint); "" for sock_diag
 
     def read(self) -> Reading:
         """The sockets' counters now (live read before ended: see `flows.DeltaTracker`)."""

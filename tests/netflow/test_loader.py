@@ -1,4 +1,5 @@
-"""The eBPF backend for real: the program compiled with bcc and attached to the tracepoints,
+"""The eBPF backend for real: the program compiled with bcc and attached both ways — to raw
+tracepoints at the kernel's BTF offsets, and to the ordinary tracepoints (the BTF hidden) —,
 traffic of known size between two network namespaces over a link of 40 ms round trip, and the
 counters read back: bytes each way exact (within 1 %), the RTT within 10 % of the link's, who
 opened the connection, IPv4 and IPv6; and each way it cannot load, one line."""
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lens.netflow import loader, sockets
+from lens.netflow import loader, sockets, socklayout
 from lens.netflow.flows import DeltaTracker, FlowDelta
 
 from .conftest import Link
@@ -25,9 +26,15 @@ SENT = 3_000_000
 REPLY = 250_000
 
 
-@pytest.fixture
-def program() -> Iterator[loader.EbpfFlows]:
-    flows = loader.EbpfFlows()
+NO_BTF = Path("/nonexistent/vmlinux")
+
+
+@pytest.fixture(params=["raw_tracepoint", "tracepoint"])
+def program(request: pytest.FixtureRequest) -> Iterator[loader.EbpfFlows]:
+    flows = loader.EbpfFlows(
+        btf=socklayout.VMLINUX if request.param == "raw_tracepoint" else NO_BTF
+    )
+    assert flows.attachment == request.param, flows.why_not_raw
     try:
         yield flows
     finally:
@@ -119,10 +126,11 @@ def test_a_live_connection_is_told_in_steps_that_add_up(
 
 
 def test_missing_tracepoints_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Without BTF the ordinary tracepoints are the way, and tracefs says which are there."""
     (tmp_path / "events" / "sock" / "inet_sock_set_state").mkdir(parents=True)
     monkeypatch.setattr(loader, "TRACEFS", (tmp_path,))
     with pytest.raises(loader.NetflowUnavailable, match="tracepoints missing") as raised:
-        loader.EbpfFlows()
+        loader.EbpfFlows(btf=NO_BTF)
     assert "tcp/tcp_probe" in str(raised.value)
     assert "sock/inet_sock_set_state" not in str(raised.value)
 
@@ -150,10 +158,11 @@ def test_no_headers_says_what_to_do(tmp_path: Path) -> None:
         loader.ensure_headers(tmp_path / "lib/modules/6.18.44", None)
 
 
-def test_a_full_map_is_counted_and_the_rest_still_tracked() -> None:
+@pytest.mark.parametrize("btf", [socklayout.VMLINUX, NO_BTF], ids=["raw", "ordinary"])
+def test_a_full_map_is_counted_and_the_rest_still_tracked(btf: Path) -> None:
     """A map of 1,024 sockets and 1,200 connections open at once: the 176 beyond are counted
     as dropped, not lost silently, and the program goes on."""
-    flows = loader.EbpfFlows(max_flows=1024)
+    flows = loader.EbpfFlows(max_flows=1024, btf=btf)
     opened: list[socket.socket] = []
     try:
         with socket.create_server(("127.0.0.1", 0), backlog=2048) as server:
@@ -199,3 +208,52 @@ def test_short_connections_are_summed_in_the_kernel_by_peer(program: loader.Ebpf
     assert by_side["here"].local.port == 0 and by_side["there"].remote.port == 0
     deltas = [d for d in tracker.advance(reading) if port in (d.local.port, d.remote.port)]
     assert sum(d.connections for d in deltas) == 600 and sum(d.closes for d in deltas) == 600
+
+
+@pytest.mark.parametrize("btf", [socklayout.VMLINUX, NO_BTF], ids=["raw", "ordinary"])
+def test_a_connection_open_before_the_program_is_met_at_its_segments(btf: Path) -> None:
+    """Its endpoints come from its first segment received (who opened it unknown), and its
+    bytes are counted from then on: all but the first send at most."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, _ = server.accept()
+        flows = loader.EbpfFlows(btf=btf)
+        try:
+            tracker = DeltaTracker()
+            tracker.advance(flows.read())
+            with client, accepted:
+                client.sendall(b"a")
+                assert accepted.recv(1) == b"a"
+                accepted.sendall(b"b")
+                assert client.recv(1) == b"b"
+                client.sendall(b"x" * 10_000)
+                got = 0
+                while got < 10_000:
+                    got += len(accepted.recv(65536))
+            time.sleep(0.1)
+            port = server.getsockname()[1]
+            deltas = [
+                d for d in tracker.advance(flows.read()) if port in (d.local.port, d.remote.port)
+            ]
+        finally:
+            flows.close()
+    sides = {delta.local.port == port: delta for delta in deltas}
+    assert sorted(sides) == [False, True] and len(deltas) == 2, deltas
+    client_side, server_side = sides[False], sides[True]
+    assert (client_side.opened, server_side.opened) == ("unknown", "unknown")
+    assert client_side.remote == server_side.local and server_side.remote == client_side.local
+    assert str(client_side.local.address) == "127.0.0.1"
+    assert 10_000 <= client_side.sent <= 10_001 and server_side.received == 10_001
+    assert (server_side.sent, client_side.received) == (1, 1)
+
+
+def test_a_raw_program_that_does_not_load_gives_way_to_the_ordinary_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(socklayout.SockLayout, "cflags", lambda _layout: ["-DLENS_RAW=1"])
+    flows = loader.EbpfFlows()  # the offsets undefined: the raw program does not compile
+    try:
+        assert flows.attachment == "tracepoint"
+        assert flows.why_not_raw.startswith("the BPF program did not load")
+    finally:
+        flows.close()

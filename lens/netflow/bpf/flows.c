@@ -1,14 +1,20 @@
-// Lens netflow: TCP flows aggregated in the kernel from tracepoint arguments only.
+// Lens netflow: TCP flows aggregated in the kernel, from six tracepoints.
 //
-// Why tracepoints only: where kprobes and fentry are unavailable tracepoints still work, and bcc
-// builds each tracepoint's argument struct from tracefs at run time, so this program needs no
-// kernel struct layout (reading `struct sock` through mismatched headers gives wrong values).
-// Sockets are joined by their address (the `skaddr`/`sk` every one of these tracepoints
-// carries), from the connection's establishment (or its first segment seen) to its destruction.
-// Userspace reads the live sockets' counters every interval (they only grow). A socket that ends
-// after userspace has read it (marked in `seen`) leaves its final counters in `closed`; one that
-// ends unread — most short connections — is summed in the kernel into `ended`, by peer and
-// server port: userspace reads a record per peer, not per connection, and never per packet.
+// Why tracepoints: where kprobes and fentry are unavailable tracepoints still work. Two ways to
+// attach, one program (lens/netflow/loader.py picks):
+// - LENS_RAW: raw tracepoints, which hand the program the kernel's own arguments (the socket's
+//   address) without first filling the record an ordinary tracepoint fills for every hit — a
+//   third of what a connection cost. The socket's endpoints, protocol and smoothed RTT are read
+//   at offsets taken from the running kernel's BTF (lens/netflow/socklayout.py), never from
+//   headers: `struct sock` read through headers of another kernel gives wrong values.
+// - otherwise, ordinary tracepoints: bcc lays out each one's record from tracefs at run time, so
+//   no kernel struct layout is needed at all (a kernel without BTF).
+// Sockets are joined by their address, from the connection's establishment (or its first
+// segment seen) to its destruction. Userspace reads the live sockets' counters every interval
+// (they only grow). A socket that ends after userspace may have read it leaves its final
+// counters in `closed`; one that ends unread — most short connections — is summed in the kernel
+// into `ended`, by peer and server port: userspace reads a record per peer, not per connection,
+// and never per packet. Which is which: `reads`, below.
 
 #define LENS_AF_INET 2
 #define LENS_AF_INET6 10
@@ -37,6 +43,7 @@ struct flow_t {
     u16 remote_port;
     u8 opened;
     u8 closed;
+    u64 born;  // `reads` when the socket was first met
     u8 local_addr[16];   // IPv4 in the first 4 bytes
     u8 remote_addr[16];
 };
@@ -74,9 +81,11 @@ BPF_HASH(closed, struct closed_key_t, struct flow_t, LENS_MAX_CLOSED);
 // Per CPU: connections of one peer end on every CPU at once, and a shared sum would make them
 // wait on each other's atomic adds. Userspace adds the CPUs' sums.
 BPF_PERCPU_HASH(ended, struct ended_key_t, struct ended_t, LENS_MAX_ENDED);
-// Sockets userspace has read (it marks each before reading it); least recently used ones go
-// when full, as a mark left by a socket address reused is harmless.
-BPF_TABLE("lru_hash", u64, u8, seen, LENS_MAX_FLOWS);
+// The walks of `flows` userspace has begun: it adds one before each, and reads only sockets
+// born before that (`born` < `reads`), so a socket born before the current count may have been
+// read and one born since has not. (A mark per socket read, in a hash map, cost a connection
+// two lookups more at its end, and userspace a write per socket per interval.)
+BPF_ARRAY(reads, u64, 1);
 // 0: a flow not tracked because `flows` was full; 1: a socket's end lost because `closed` or
 // `ended` was.
 BPF_ARRAY(dropped, u64, 2);
@@ -89,34 +98,26 @@ static inline void lens_drop(int which) {
 }
 
 static inline void lens_put(u64 sk, struct flow_t *flow) {
+    int first = 0;
+    u64 *begun = reads.lookup(&first);
+    // Read without a barrier: a count read just before userspace raised it makes `born` one
+    // lower, so the socket is read in that walk and handed over in `closed` at its end — as
+    // one born before. (Never higher: no double count.)
+    flow->born = begun ? *begun : 0;
     if (flows.update(&sk, flow) != 0) {
         lens_drop(0);
     }
 }
 
-TRACEPOINT_PROBE(sock, inet_sock_set_state) {
-    if (args->protocol != LENS_IPPROTO_TCP || args->newstate != LENS_TCP_ESTABLISHED) {
-        return 0;
-    }
-    if (args->oldstate != LENS_TCP_SYN_SENT && args->oldstate != LENS_TCP_SYN_RECV) {
-        return 0;
-    }
-    u64 sk = (u64)args->skaddr;
-    struct flow_t flow = {};
-    flow.family = args->family;
-    flow.local_port = args->sport;
-    flow.remote_port = args->dport;
-    flow.opened = args->oldstate == LENS_TCP_SYN_SENT ? LENS_OPENED_HERE : LENS_OPENED_THERE;
-    flow.rtt_min_us = 0xffffffff;
-    if (args->family == LENS_AF_INET) {
-        __builtin_memcpy(flow.local_addr, args->saddr, 4);
-        __builtin_memcpy(flow.remote_addr, args->daddr, 4);
-    } else {
-        __builtin_memcpy(flow.local_addr, args->saddr_v6, 16);
-        __builtin_memcpy(flow.remote_addr, args->daddr_v6, 16);
-    }
-    lens_put(sk, &flow);
-    return 0;
+static inline void lens_established(u64 sk, struct flow_t *flow, int oldstate) {
+    flow->opened = oldstate == LENS_TCP_SYN_SENT ? LENS_OPENED_HERE : LENS_OPENED_THERE;
+    flow->rtt_min_us = 0xffffffff;
+    lens_put(sk, flow);
+}
+
+static inline int lens_opens(int oldstate, int newstate) {
+    return newstate == LENS_TCP_ESTABLISHED &&
+           (oldstate == LENS_TCP_SYN_SENT || oldstate == LENS_TCP_SYN_RECV);
 }
 
 static inline void lens_add_ended(struct flow_t *last) {
@@ -149,63 +150,50 @@ static inline void lens_add_ended(struct flow_t *last) {
 
 // The socket's end: on destruction, not on TCP_CLOSE, because a socket the peer closed reaches
 // TCP_CLOSE while its application may still be reading what arrived before the FIN. The entry
-// is taken out of `flows` before `seen` is asked: userspace marks a socket before reading it,
-// so a socket it may have read is always handed over whole in `closed`, never summed.
-TRACEPOINT_PROBE(tcp, tcp_destroy_sock) {
-    u64 sk = (u64)args->skaddr;
+// is taken out of `flows` before `reads` is looked at, and with an atomic (a full barrier): had
+// userspace's walk met the entry, its count was raised before, and is seen here; so a socket
+// it may have read is always handed over whole in `closed`, never summed.
+static inline void lens_destroyed(u64 sk) {
     struct flow_t *flow = flows.lookup(&sk);
     if (!flow) {
-        return 0;
+        return;
     }
     struct flow_t last = *flow;
     last.closed = 1;
     flows.delete(&sk);
-    if (seen.lookup(&sk)) {
-        seen.delete(&sk);
+    int first = 0;
+    u64 *begun = reads.lookup(&first);
+    if (begun && last.born < __sync_fetch_and_add(begun, 0)) {
         struct closed_key_t key = {.sk = sk, .ns = bpf_ktime_get_ns()};
         if (closed.update(&key, &last) != 0) {
             lens_drop(1);
         }
-        return 0;
+        return;
     }
     lens_add_ended(&last);
-    return 0;
 }
 
-TRACEPOINT_PROBE(tcp, tcp_probe) {
-    u64 sk = (u64)args->skaddr;
-    struct flow_t *flow = flows.lookup(&sk);
+// A segment received on an established socket. `fresh` holds the socket's endpoints for one
+// open before Lens (first seen here; family 0 when they cannot be had). The counters are added
+// without atomics: the kernel processes a socket's incoming segments one at a time, under the
+// socket's lock, and nothing else writes these fields.
+static inline void lens_segment(u64 sk, u32 srtt, struct flow_t *flow, struct flow_t *fresh) {
     if (!flow) {
-        // A connection open before Lens: its tuple from this segment's addresses (sockaddr_in
-        // or sockaddr_in6 bytes; the address at offset 4 or 8), saddr being the local side.
-        if (args->family != LENS_AF_INET && args->family != LENS_AF_INET6) {
-            return 0;
+        if (fresh->family != LENS_AF_INET && fresh->family != LENS_AF_INET6) {
+            return;
         }
-        struct flow_t fresh = {};
-        fresh.family = args->family;
-        fresh.local_port = args->sport;
-        fresh.remote_port = args->dport;
-        fresh.opened = LENS_OPENED_UNKNOWN;
-        fresh.rtt_min_us = 0xffffffff;
-        if (args->family == LENS_AF_INET) {
-            __builtin_memcpy(fresh.local_addr, args->saddr + 4, 4);
-            __builtin_memcpy(fresh.remote_addr, args->daddr + 4, 4);
-        } else {
-            __builtin_memcpy(fresh.local_addr, args->saddr + 8, 16);
-            __builtin_memcpy(fresh.remote_addr, args->daddr + 8, 16);
-        }
-        lens_put(sk, &fresh);
+        fresh->opened = LENS_OPENED_UNKNOWN;
+        fresh->rtt_min_us = 0xffffffff;
+        lens_put(sk, fresh);
         flow = flows.lookup(&sk);
         if (!flow) {
-            return 0;
+            return;
         }
     }
-    __sync_fetch_and_add(&flow->segments_in, 1);
-    u32 srtt = args->srtt;
+    flow->segments_in += 1;
     if (srtt > 0) {
-        __sync_fetch_and_add(&flow->rtt_sum_us, srtt);
-        __sync_fetch_and_add(&flow->rtt_count, 1);
-        // Races between CPUs may keep a slightly wider min or max; the sum and count are exact.
+        flow->rtt_sum_us += srtt;
+        flow->rtt_count += 1;
         if (srtt < flow->rtt_min_us) {
             flow->rtt_min_us = srtt;
         }
@@ -213,38 +201,186 @@ TRACEPOINT_PROBE(tcp, tcp_probe) {
             flow->rtt_max_us = srtt;
         }
     }
+}
+
+// Sends and receives may run on several CPUs at once for one socket (threads sharing it), out
+// of the socket's lock: atomic adds.
+static inline void lens_sent(u64 sk, int bytes) {
+    if (bytes <= 0) {
+        return;
+    }
+    struct flow_t *flow = flows.lookup(&sk);
+    if (flow) {
+        __sync_fetch_and_add(&flow->sent, (u64)bytes);
+    }
+}
+
+static inline void lens_received(u64 sk, int bytes) {
+    if (bytes <= 0) {
+        return;
+    }
+    struct flow_t *flow = flows.lookup(&sk);
+    if (flow) {
+        __sync_fetch_and_add(&flow->received, (u64)bytes);
+    }
+}
+
+// Under the socket's lock (the retransmit timer or its owner), as segments are.
+static inline void lens_retransmitted(u64 sk) {
+    struct flow_t *flow = flows.lookup(&sk);
+    if (flow) {
+        flow->retransmits += 1;
+    }
+}
+
+#ifdef LENS_RAW
+
+// One read of the start of `struct sock_common`, where the IPv4 endpoints, the ports and the
+// family lie (LENS_HEAD_*: its offset and size, and each field's place in it).
+static inline void lens_endpoints(u64 sk, struct flow_t *flow) {
+    u8 head[LENS_HEAD_SIZE] = {};
+    if (bpf_probe_read_kernel(head, sizeof(head), (void *)(sk + LENS_HEAD_AT)) != 0) {
+        return;
+    }
+    u16 family, dport;
+    __builtin_memcpy(&family, head + LENS_AT_FAMILY, 2);
+    __builtin_memcpy(&flow->local_port, head + LENS_AT_NUM, 2);
+    __builtin_memcpy(&dport, head + LENS_AT_DPORT, 2);
+    flow->remote_port = __builtin_bswap16(dport);  // network order in the socket
+    if (family == LENS_AF_INET) {
+        __builtin_memcpy(flow->local_addr, head + LENS_AT_RCV_SADDR, 4);
+        __builtin_memcpy(flow->remote_addr, head + LENS_AT_DADDR, 4);
+    } else if (family == LENS_AF_INET6) {
+        bpf_probe_read_kernel(flow->local_addr, 16, (void *)(sk + LENS_OFF_V6_RCV_SADDR));
+        bpf_probe_read_kernel(flow->remote_addr, 16, (void *)(sk + LENS_OFF_V6_DADDR));
+    } else {
+        return;
+    }
+    flow->family = family;
+}
+
+RAW_TRACEPOINT_PROBE(inet_sock_set_state) {
+    // (const struct sock *sk, const int oldstate, const int newstate)
+    int oldstate = (int)ctx->args[1];
+    if (!lens_opens(oldstate, (int)ctx->args[2])) {
+        return 0;
+    }
+    u64 sk = ctx->args[0];
+    u16 protocol = 0;
+    // MPTCP's own sockets change state here too; their subflows are TCP sockets of their own.
+    bpf_probe_read_kernel(&protocol, 2, (void *)(sk + LENS_OFF_PROTOCOL));
+    if (protocol != LENS_IPPROTO_TCP) {
+        return 0;
+    }
+    struct flow_t flow = {};
+    lens_endpoints(sk, &flow);
+    if (flow.family == 0) {
+        return 0;
+    }
+    lens_established(sk, &flow, oldstate);
+    return 0;
+}
+
+RAW_TRACEPOINT_PROBE(tcp_destroy_sock) {
+    lens_destroyed(ctx->args[0]);  // (struct sock *sk)
+    return 0;
+}
+
+RAW_TRACEPOINT_PROBE(tcp_probe) {
+    u64 sk = ctx->args[0];  // (struct sock *sk, const struct sk_buff *skb)
+    u32 srtt_us8 = 0;       // tcp_sock.srtt_us holds 8 times the smoothed RTT
+    bpf_probe_read_kernel(&srtt_us8, 4, (void *)(sk + LENS_OFF_SRTT_US));
+    struct flow_t *flow = flows.lookup(&sk);
+    struct flow_t fresh = {};
+    if (!flow) {
+        lens_endpoints(sk, &fresh);
+    }
+    lens_segment(sk, srtt_us8 >> 3, flow, &fresh);
+    return 0;
+}
+
+// Every socket's sends and receives, TCP's or not: a socket not in `flows` is passed over by
+// its lookup, which costs no more than reading its protocol would.
+RAW_TRACEPOINT_PROBE(sock_send_length) {
+    lens_sent(ctx->args[0], (int)ctx->args[1]);  // (struct sock *sk, int ret, int flags)
+    return 0;
+}
+
+RAW_TRACEPOINT_PROBE(sock_recv_length) {
+    lens_received(ctx->args[0], (int)ctx->args[1]);  // (struct sock *sk, int ret, int flags)
+    return 0;
+}
+
+RAW_TRACEPOINT_PROBE(tcp_retransmit_skb) {
+    lens_retransmitted(ctx->args[0]);  // (const struct sock *sk, const struct sk_buff *skb, ...)
+    return 0;
+}
+
+#else
+
+TRACEPOINT_PROBE(sock, inet_sock_set_state) {
+    if (args->protocol != LENS_IPPROTO_TCP || !lens_opens(args->oldstate, args->newstate)) {
+        return 0;
+    }
+    struct flow_t flow = {};
+    flow.family = args->family;
+    flow.local_port = args->sport;
+    flow.remote_port = args->dport;
+    if (args->family == LENS_AF_INET) {
+        __builtin_memcpy(flow.local_addr, args->saddr, 4);
+        __builtin_memcpy(flow.remote_addr, args->daddr, 4);
+    } else {
+        __builtin_memcpy(flow.local_addr, args->saddr_v6, 16);
+        __builtin_memcpy(flow.remote_addr, args->daddr_v6, 16);
+    }
+    lens_established((u64)args->skaddr, &flow, args->oldstate);
+    return 0;
+}
+
+TRACEPOINT_PROBE(tcp, tcp_destroy_sock) {
+    lens_destroyed((u64)args->skaddr);
+    return 0;
+}
+
+TRACEPOINT_PROBE(tcp, tcp_probe) {
+    u64 sk = (u64)args->skaddr;
+    struct flow_t *flow = flows.lookup(&sk);
+    struct flow_t fresh = {};
+    if (!flow) {
+        // The tuple from this segment's addresses (sockaddr_in or sockaddr_in6 bytes; the
+        // address at offset 4 or 8), saddr being the local side.
+        fresh.family = args->family;
+        fresh.local_port = args->sport;
+        fresh.remote_port = args->dport;
+        if (args->family == LENS_AF_INET) {
+            __builtin_memcpy(fresh.local_addr, args->saddr + 4, 4);
+            __builtin_memcpy(fresh.remote_addr, args->daddr + 4, 4);
+        } else {
+            __builtin_memcpy(fresh.local_addr, args->saddr + 8, 16);
+            __builtin_memcpy(fresh.remote_addr, args->daddr + 8, 16);
+        }
+    }
+    lens_segment(sk, args->srtt, flow, &fresh);
     return 0;
 }
 
 TRACEPOINT_PROBE(sock, sock_send_length) {
-    if (args->protocol != LENS_IPPROTO_TCP || args->ret <= 0) {
-        return 0;
-    }
-    u64 sk = (u64)args->sk;
-    struct flow_t *flow = flows.lookup(&sk);
-    if (flow) {
-        __sync_fetch_and_add(&flow->sent, (u64)args->ret);
+    if (args->protocol == LENS_IPPROTO_TCP) {
+        lens_sent((u64)args->sk, args->ret);
     }
     return 0;
 }
 
 TRACEPOINT_PROBE(sock, sock_recv_length) {
-    if (args->protocol != LENS_IPPROTO_TCP || args->ret <= 0) {
-        return 0;
-    }
-    u64 sk = (u64)args->sk;
-    struct flow_t *flow = flows.lookup(&sk);
-    if (flow) {
-        __sync_fetch_and_add(&flow->received, (u64)args->ret);
+    if (args->protocol == LENS_IPPROTO_TCP) {
+        lens_received((u64)args->sk, args->ret);
     }
     return 0;
 }
 
 TRACEPOINT_PROBE(tcp, tcp_retransmit_skb) {
-    u64 sk = (u64)args->skaddr;
-    struct flow_t *flow = flows.lookup(&sk);
-    if (flow) {
-        __sync_fetch_and_add(&flow->retransmits, 1);
-    }
+    lens_retransmitted((u64)args->skaddr);
     return 0;
 }
+
+#endif

@@ -60,18 +60,22 @@ class NetflowCycle:
             self._backend = await asyncio.to_thread(self._load)
         except errors.SourceError as exc:
             self.unavailable = str(exc)
-            self._metrics.backend.labels("none").set(1)
+            self._metrics.backend.labels("none", "").set(1)
             log.error("lens netflow cannot read TCP flows here", extra={"reason": str(exc)})
             return
         self.unavailable = None
-        self._metrics.backend.labels(self._backend.name).set(1)
-        log.info("lens netflow reads TCP flows", extra={"backend": self._backend.name})
+        backend = self._backend
+        self._metrics.backend.labels(backend.name, backend.attachment).set(1)
+        log.info(
+            "lens netflow reads TCP flows",
+            extra={"backend": backend.name, "attachment": backend.attachment},
+        )
 
     def _load(self) -> FlowBackend:
         chosen = self._config.backend
         if chosen in ("auto", "ebpf"):
             try:
-                return loader.EbpfFlows(
+                flows = loader.EbpfFlows(
                     max_flows=self._config.max_flows, kernel_headers=self._config.kernel_headers
                 )
             except loader.NetflowUnavailable as exc:
@@ -81,6 +85,13 @@ class NetflowCycle:
                     "no eBPF: TCP flows sampled through sock_diag instead",
                     extra={"reason": str(exc)},
                 )
+            else:
+                if flows.why_not_raw:
+                    log.info(
+                        "eBPF on ordinary tracepoints, which cost a connection more than raw ones",
+                        extra={"reason": flows.why_not_raw},
+                    )
+                return flows
         return diagflows.SockDiagFlows(self._listeners_of_this_interval)
 
     async def stop(self) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lens.netflow import classify, listeners, loader
+from lens.netflow import classify, listeners, loader, socklayout
 from lens.netflow.netflowmetrics import NetflowMetrics
 from lens.roles.netflow.cycle import NetflowCycle
 from lens.runtime import errors
@@ -38,6 +38,7 @@ def test_without_ebpf_it_says_why_and_reads_nothing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(loader, "TRACEFS", (tmp_path,))
+    monkeypatch.setattr(socklayout, "VMLINUX", tmp_path / "no-btf")
     metrics = SelfMetrics(process=False)
     cycle = _cycle(metrics, backend="ebpf")
     with pytest.raises(RuntimeError, match="loading"):
@@ -45,7 +46,12 @@ def test_without_ebpf_it_says_why_and_reads_nothing(
     asyncio.run(cycle.start())
     with pytest.raises(RuntimeError, match="tracepoints missing"):
         cycle.ready()
-    assert metrics.registry.get_sample_value("lens_netflow_backend", {"backend": "none"}) == 1
+    assert (
+        metrics.registry.get_sample_value(
+            "lens_netflow_backend", {"backend": "none", "attachment": ""}
+        )
+        == 1
+    )
     cycle.run()  # nothing to read: no error
     asyncio.run(cycle.stop())
 
@@ -72,7 +78,8 @@ def test_a_connection_lands_in_the_metrics(link: Link) -> None:
                 break
             asyncio.run(asyncio.sleep(0.05))
         assert sent == 100_000
-        assert metrics.registry.get_sample_value("lens_netflow_backend", {"backend": "ebpf"}) == 1
+        raw = {"backend": "ebpf", "attachment": "raw_tracepoint"}  # this kernel has BTF
+        assert metrics.registry.get_sample_value("lens_netflow_backend", raw) == 1
     finally:
         asyncio.run(cycle.stop())
 
@@ -81,13 +88,17 @@ def test_auto_falls_back_to_sock_diag_and_counts_a_local_connection(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(loader, "TRACEFS", (tmp_path,))
+    monkeypatch.setattr(socklayout, "VMLINUX", tmp_path / "no-btf")
     metrics = SelfMetrics(process=False)
     cycle = _cycle(metrics)
     asyncio.run(cycle.start())
     try:
         cycle.ready()
         assert (
-            metrics.registry.get_sample_value("lens_netflow_backend", {"backend": "sockdiag"}) == 1
+            metrics.registry.get_sample_value(
+                "lens_netflow_backend", {"backend": "sockdiag", "attachment": ""}
+            )
+            == 1
         )
         cycle.run()
         with socket.create_server(("127.0.0.1", 0)) as server:

@@ -77,7 +77,10 @@ def netflow(
 
 
 @pytest.mark.parametrize("netflow", ["with BTF", "without BTF"], indirect=True)
-def test_the_traffic_is_counted_by_direction_peer_and_port(netflow: int, link: Link) -> None:
+def test_the_traffic_is_counted_by_direction_peer_and_port(
+    netflow: int, link: Link, request: pytest.FixtureRequest
+) -> None:
+    """With BTF on raw tracepoints, without it on the ordinary ones: the same numbers."""
     assert link.transfer(to=link.server_ip, port=PORT, send=SENT, reply=REPLY) == (SENT, REPLY)
     client_side = {
         "direction": "outbound",
@@ -114,7 +117,9 @@ def test_the_traffic_is_counted_by_direction_peer_and_port(netflow: int, link: L
     assert rtt_sum is not None and rtt_count
     assert abs(rtt_sum / rtt_count - link.rtt_ms / 1000) <= link.rtt_ms / 1000 / 10
     assert _sample(text, "primus_lens_network_k8s_tcp_flow_total", {"type": "k8sPod"}) == REPLY
-    assert 'lens_netflow_backend{backend="ebpf"} 1.0' in text
+    btf = request.node.callspec.params["netflow"] == "with BTF"
+    attachment = "raw_tracepoint" if btf else "tracepoint"
+    assert f'lens_netflow_backend{{backend="ebpf",attachment="{attachment}"}} 1.0' in text
     status, body = get(netflow, "/v1/net-flow/tcp-listen")
     assert status == 200
     answer = json.loads(body)
