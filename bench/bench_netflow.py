@@ -1,6 +1,6 @@
 """What `lens netflow` costs the node, against the original's way (REFERENCE 9: one record per
 segment sent to userspace): `python -m bench netflow [--seconds 5] [--rate 10000] [--repeat 3]
-[--loop-rounds 40] [--loop-connections 5000]`.
+[--loop-rounds 400] [--loop-connections 500]`.
 
 Two network namespaces joined by a veth pair carry, per observer (none, `lens netflow` with eBPF,
 and the per-segment baseline of bench/netflow_baseline.py, on the same tracepoints):
@@ -14,7 +14,9 @@ own clock reads), and the traffic's own throughput; the throughput lost is each 
 against none's. Each figure is the median of `--repeat` runs.
 3. Before them, the kernel's share per connection measured whole (tracepoint dispatch
    included, which bpf_stats leaves out): bench/netflow_connection_cost.py, `--loop-rounds`
-   pairs of rounds of `--loop-connections` connections without and with Lens's programs.
+   rounds, each measuring every attachment of Lens's programs (raw tracepoints, what `lens
+   netflow` runs where the kernel has BTF, and the ordinary ones) between two runs of
+   `--loop-connections` connections without them.
 Needs root (namespaces, BPF).
 """
 
@@ -191,8 +193,8 @@ def run(argv: list[str]) -> dict[str, object]:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rate", type=float, default=10_000.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--loop-rounds", type=int, default=40)
-    parser.add_argument("--loop-connections", type=int, default=5_000)
+    parser.add_argument("--loop-rounds", type=int, default=400)
+    parser.add_argument("--loop-connections", type=int, default=500)
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("python -m bench netflow needs root (network namespaces, BPF)")

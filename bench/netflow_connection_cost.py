@@ -1,18 +1,21 @@
 """The kernel's share of what `lens netflow` costs a connection, for bench/bench_netflow.py:
 the time a connection of bench/netflow_loop.c takes (both ends on this node, one CPU) with
-Lens's BPF programs attached and detached, in short paired rounds; unlike bpf_stats' run time
-it counts each tracepoint's dispatch, and no clock reads of the stats (they are off)."""
+Lens's BPF programs attached and detached; unlike bpf_stats' run time it counts each
+tracepoint's dispatch, and no clock reads of the stats (they are off). Both of the program's
+attachments are measured: raw tracepoints at the kernel's BTF offsets (what `lens netflow` runs
+where the kernel has BTF) and the ordinary tracepoints (where it has none)."""
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import statistics
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from lens.netflow import loader
+from lens.netflow import loader, socklayout
 
 SOURCE = Path(__file__).with_name("netflow_loop.c")
 
@@ -27,15 +30,15 @@ def compile_loop(directory: Path) -> Path:
 
 
 class LensPrograms:
-    """bpf/flows.c compiled once (as `lens netflow` compiles it), attached or not."""
+    """bpf/flows.c compiled once (as `lens netflow` compiles it, raw with a layout), attached
+    or not."""
 
-    def __init__(self) -> None:
+    def __init__(self, layout: socklayout.SockLayout | None) -> None:
         bcc = loader.import_bcc()
-        self._bpf: Any = bcc.BPF(
-            text=loader.PROGRAM.read_bytes(), cflags=loader.compile_flags(65536, 65536)
-        )
+        flags = loader.compile_flags(65536, 65536) + (layout.cflags() if layout else [])
+        self._bpf: Any = bcc.BPF(text=loader.PROGRAM.read_bytes(), cflags=flags)
         self._tracepoints = list(self._bpf.tracepoint_fds)  # b"sock:inet_sock_set_state"
-        self._raw = list(self._bpf.raw_tracepoint_fds)  # raw ones (b"sock_send_length"), if any
+        self._raw = list(self._bpf.raw_tracepoint_fds)  # b"sock_send_length"
         self._attached = True  # bcc attaches at load
 
     def detach(self) -> None:
@@ -64,46 +67,96 @@ class LensPrograms:
         self._bpf.cleanup()
 
 
-def _loop(binary: Path, connections: int, cpu: int) -> float:
-    """Nanoseconds a connection took, over `connections`."""
-    result = subprocess.run(
-        ["taskset", "-c", str(cpu), str(binary), str(connections)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    return float(result.stdout)
+class Loop:
+    """The connection loop, pinned to one CPU, asked for one round at a time."""
+
+    def __init__(self, binary: Path) -> None:
+        cpu = max(os.sched_getaffinity(0))
+        self._process = subprocess.Popen(
+            ["taskset", "-c", str(cpu), str(binary)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def round(self, connections: int) -> float:
+        """Nanoseconds a connection took, over `connections`."""
+        stdin, stdout = self._pipes()
+        stdin.write(f"{connections}\n")
+        stdin.flush()
+        line = stdout.readline()
+        if not line:
+            raise SystemExit(f"the connection loop ended (exit {self._process.wait()})")
+        return float(line)
+
+    def _pipes(self) -> tuple[IO[str], IO[str]]:
+        assert self._process.stdin is not None and self._process.stdout is not None
+        return self._process.stdin, self._process.stdout
+
+    def close(self) -> None:
+        self._pipes()[0].close()
+        self._process.wait(timeout=60)
 
 
 def measure(binary: Path, *, rounds: int, connections: int) -> dict[str, object]:
-    """`rounds` pairs of `connections` each: without Lens's programs, then with them."""
-    cpu = max(os.sched_getaffinity(0))
-    _loop(binary, min(connections, 2000), cpu)  # warm: the listener's port and caches
-    programs = LensPrograms()
-    alone: list[float] = []
-    observed: list[float] = []
-    # The programs are compiled once, so rounds can be short and each with them paired with
-    # one beside it: the machine's drift (earlier rounds' TIME_WAIT sockets, other work, a
-    # virtual CPU's neighbours) cancels out of the pairs, and every other pair runs in the
-    # other order, so a steady drift does not either.
+    """`rounds` rounds; in each, every attachment in turn (shuffled) is measured between two
+    runs of `connections` without programs, and its cost is its run less their mean: the
+    machine's drift (earlier rounds' TIME_WAIT sockets, other work, a virtual CPU's neighbours)
+    cancels out of runs a few milliseconds apart, and many short rounds outweigh the odd one a
+    neighbour slowed."""
     try:
-        for pair in range(rounds):
-            for attached in (False, True) if pair % 2 == 0 else (True, False):
-                (programs.attach if attached else programs.detach)()
-                (observed if attached else alone).append(_loop(binary, connections, cpu))
+        layout: socklayout.SockLayout | None = socklayout.read_layout()
+    except socklayout.LayoutError:
+        layout = None
+    programs = {"tracepoint": LensPrograms(None)}
+    if layout is not None:
+        programs["raw_tracepoint"] = LensPrograms(layout)
+    loop = Loop(binary)
+    alone: list[float] = []
+    added: dict[str, list[float]] = {name: [] for name in programs}
+    shuffle = random.Random(0)
+    try:
+        for each in programs.values():
+            each.detach()
+        loop.round(min(connections * 4, 2000))  # warm: the listener's port and caches
+        for _ in range(rounds):
+            order = list(programs)
+            shuffle.shuffle(order)
+            for name in order:
+                before = loop.round(connections)
+                programs[name].attach()
+                with_programs = loop.round(connections)
+                programs[name].detach()
+                after = loop.round(connections)
+                alone += [before, after]
+                added[name].append(with_programs - (before + after) / 2)
     finally:
-        programs.close()
-    added = [with_lens - without for with_lens, without in zip(observed, alone, strict=True)]
-    quartiles = statistics.quantiles(added, n=4) if len(added) > 1 else [added[0]] * 3
-    return {
+        loop.close()
+        for each in programs.values():
+            each.close()
+    return _figures(rounds, connections, alone, added)
+
+
+def _figures(
+    rounds: int, connections: int, alone: list[float], added: dict[str, list[float]]
+) -> dict[str, object]:
+    lens_runs = "raw_tracepoint" if "raw_tracepoint" in added else "tracepoint"
+    figures: dict[str, object] = {
         "rounds": rounds,
         "connections_per_round": connections,
         "none_ns_per_connection_median": round(statistics.median(alone)),
-        "lens_added_ns_per_connection_median": round(statistics.median(added)),
-        "lens_added_ns_per_connection_quartiles": [round(quartiles[0]), round(quartiles[2])],
-        # A connection's added time, 10,000 times a second, as a share of one core.
-        "lens_kernel_percent_of_one_core_at_10000_per_second": round(
-            statistics.median(added) * 10_000 / 1e9 * 100, 2
-        ),
+        "lens_attachment": lens_runs,
     }
+    for name, costs in added.items():
+        prefix = "lens" if name == lens_runs else "ordinary_tracepoints"
+        quartiles = statistics.quantiles(costs, n=4) if len(costs) > 1 else [costs[0]] * 3
+        figures[f"{prefix}_added_ns_per_connection_median"] = round(statistics.median(costs))
+        figures[f"{prefix}_added_ns_per_connection_quartiles"] = [
+            round(quartiles[0]),
+            round(quartiles[2]),
+        ]
+        # A connection's added time, 10,000 times a second, as a share of one core.
+        figures[f"{prefix}_kernel_percent_of_one_core_at_10000_per_second"] = round(
+            statistics.median(costs) * 10_000 / 1e9 * 100, 2
+        )
+    return figures
