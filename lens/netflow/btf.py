@@ -22,9 +22,11 @@ _HEADER = "HBBIIIII"  # magic, version, flags, hdr_len, type_off, type_len, str_
 _INT, _PTR, _ARRAY, _STRUCT, _UNION, _ENUM, _FWD, _TYPEDEF = 1, 2, 3, 4, 5, 6, 7, 8
 _VOLATILE, _CONST, _RESTRICT, _FUNC_PROTO = 9, 10, 11, 13
 _TYPE_TAG, _ENUM64 = 18, 19
-_EXTRA = {_INT: 4, _ARRAY: 12, 14: 4, 17: 4}  # INT, ARRAY, VAR, DECL_TAG
-_PER_ITEM = {_STRUCT: 12, _UNION: 12, _ENUM: 8, _FUNC_PROTO: 8, 15: 12, _ENUM64: 12}  # 15: DATASEC
+_VAR, _DATASEC, _DECL_TAG = 14, 15, 17
+_EXTRA = {_INT: 4, _ARRAY: 12, _VAR: 4, _DECL_TAG: 4}
+_PER_ITEM = {_STRUCT: 12, _UNION: 12, _ENUM: 8, _FUNC_PROTO: 8, _DATASEC: 12, _ENUM64: 12}
 _LAST_KIND = 19
+MAX_MEMBERS_WALKED = 100_000  # struct sock and all it nests: some hundreds
 # Qualifiers and names that stand for the type they point at.
 _ALIASES = (_TYPEDEF, _VOLATILE, _CONST, _RESTRICT, _TYPE_TAG)
 
@@ -68,10 +70,10 @@ class Btf:
     def has_typedef(self, name: str) -> bool:
         return name in self._typedef_ids
 
-    def parameters(self, typedef: str) -> tuple[str, ...]:
-        """The parameters of the function pointer type `typedef` names, each as C spells its
-        kind: `struct sock *`, `void *`, `int` (any 4-byte integer), `u16`... (as
-        `btf_trace_<tracepoint>`: the raw tracepoint's context, then its arguments)."""
+    def parameters(self, typedef: str, first: int) -> tuple[str, ...]:
+        """The `first` parameters (at most) of the function pointer type `typedef` names, each
+        as C spells its kind: `struct sock *`, `void *`, `int` (any 4-byte integer), `u16`...
+        (as `btf_trace_<tracepoint>`: the raw tracepoint's context, then its arguments)."""
         ids = self._typedef_ids.get(typedef, [])
         if len(ids) != 1:
             raise BtfError(f"typedef {typedef} is defined {len(ids)} times in BTF")
@@ -80,7 +82,7 @@ class Btf:
         if prototype.kind != _FUNC_PROTO:
             raise BtfError(f"typedef {typedef} is not a function pointer")
         spelled = []
-        for index in range(prototype.vlen):
+        for index in range(min(prototype.vlen, first)):
             _name, param = self._unpack("II", prototype.start + 8 * index)
             spelled.append(self._spell(param))
         return tuple(spelled)
@@ -88,9 +90,10 @@ class Btf:
     def _spell(self, type_id: int) -> str:
         stars = ""
         for _ in range(8):  # pointers to pointers, bounded: BTF may be hostile
+            type_id = self._strip(type_id)
             if type_id == 0:
                 return "void" + stars
-            record = self._resolve(type_id)
+            record = self._record(type_id)
             if record.kind != _PTR:
                 break
             stars, type_id = " *" + stars, record.size_or_type
@@ -107,7 +110,7 @@ class Btf:
         """The named members of `struct_name`, looked for through its anonymous members too."""
         found = self._struct(struct_name)
         places: dict[str, Member] = {}
-        self._collect(found, 0, set(names), places, depth=0)
+        self._collect(found, 0, set(names), places, [MAX_MEMBERS_WALKED], depth=0)
         missing = [name for name in names if name not in places]
         if missing:
             raise BtfError(f"struct {struct_name} has no member {', '.join(missing)} in BTF")
@@ -129,11 +132,18 @@ class Btf:
         return record
 
     def _resolve(self, type_id: int) -> _Type:
-        """The type behind typedefs and qualifiers (a bounded chain: BTF may be hostile)."""
+        """The type behind typedefs and qualifiers."""
+        return self._record(self._strip(type_id))
+
+    def _strip(self, type_id: int) -> int:
+        """The id behind typedefs and qualifiers, 0 for void (a bounded chain: BTF may be
+        hostile)."""
         for _ in range(64):
+            if type_id == 0:
+                return 0
             record = self._record(type_id)
             if record.kind not in _ALIASES:
-                return record
+                return type_id
             type_id = record.size_or_type
         raise BtfError(f"BTF type {type_id}: a chain of typedefs or qualifiers too long")
 
@@ -152,17 +162,28 @@ class Btf:
         raise BtfError(f"BTF type {type_id}: arrays nested too deep")
 
     def _collect(
-        self, type_id: int, base: int, wanted: set[str], out: dict[str, Member], depth: int
+        self,
+        type_id: int,
+        base: int,
+        wanted: set[str],
+        out: dict[str, Member],
+        budget: list[int],
+        depth: int,
     ) -> None:
+        """`budget`: the members left to walk, shared by the whole walk — hostile BTF can
+        nest one anonymous struct many times in each level, which depth alone does not bound."""
         if depth > 16:
             raise BtfError("BTF structs nested too deep")
         record = self._resolve(type_id)
+        budget[0] -= record.vlen
+        if budget[0] < 0:
+            raise BtfError(f"BTF structs with more than {MAX_MEMBERS_WALKED} members to walk")
         for index in range(record.vlen):
             name_off, member_type, offset = self._unpack("III", record.start + 12 * index)
             bits, bitfield = (offset & 0xFFFFFF, offset >> 24) if record.kind_flag else (offset, 0)
             name = _string_in(self._data, self._strings, name_off)
             if not name and self._resolve(member_type).kind in (_STRUCT, _UNION):
-                self._collect(member_type, base + bits // 8, wanted, out, depth + 1)
+                self._collect(member_type, base + bits // 8, wanted, out, budget, depth + 1)
             elif name in wanted and name not in out:
                 if bitfield or bits % 8:
                     raise BtfError(f"member {name} is a bit field: its bytes cannot be read")

@@ -83,13 +83,13 @@ def test_a_function_pointers_parameters_are_spelled() -> None:
     writer.add_typedef("btf_trace_x", writer.add_pointer(writer.add_func_proto(0, arguments)))
     writer.add_typedef("not_a_function", pair)
     types = btf.Btf(writer.data())
-    assert types.parameters("btf_trace_x") == (
+    assert types.parameters("btf_trace_x", 9) == (
         "void *", "struct pair *", "u16", "struct pair * *", "kind 3",
     )  # fmt: skip
     with pytest.raises(btf.BtfError, match="not_a_function is not a function pointer"):
-        types.parameters("not_a_function")
+        types.parameters("not_a_function", 1)
     with pytest.raises(btf.BtfError, match="typedef btf_trace_y is defined 0 times"):
-        types.parameters("btf_trace_y")
+        types.parameters("btf_trace_y", 1)
 
 
 def test_a_typedef_loop_is_an_error_not_a_hang() -> None:
@@ -132,7 +132,7 @@ def test_a_blob_damaged_anywhere_is_an_answer_or_a_btf_error(data: st.DataObject
         types = btf.Btf(bytes(blob))
         types.members("pair", ("daddr", "port", "v6"))
         types.has_typedef("__be16")
-        types.parameters("__be16")
+        types.parameters("__be16", 2)
 
 
 def test_the_running_kernels_socket_endpoints_lie_where_they_always_have() -> None:
@@ -142,3 +142,22 @@ def test_the_running_kernels_socket_endpoints_lie_where_they_always_have() -> No
     assert [(member.offset, member.size) for member in found.values()] == [
         (0, 4), (4, 4), (12, 2), (14, 2)
     ]  # fmt: skip
+
+
+def test_anonymous_structs_nested_many_times_over_are_a_bounded_walk() -> None:
+    """Twelve anonymous members at each of ten levels would be 12**10 to walk."""
+    writer = BtfWriter()
+    level = writer.add_int("u8", 1)
+    level = writer.add_struct("", 1, [("x", level, 0)])
+    for _ in range(10):
+        level = writer.add_struct("", 1, [("", level, 0)] * 12)
+    writer.add_struct("hostile", 1, [("", level, 0)])
+    with pytest.raises(btf.BtfError, match="more than 100000 members to walk"):
+        btf.Btf(writer.data()).members("hostile", ("y",))
+
+
+def test_a_const_void_pointer_is_a_void_pointer() -> None:
+    writer = BtfWriter()
+    const_void = writer.add_pointer(writer.add_const(0))
+    writer.add_typedef("f", writer.add_pointer(writer.add_func_proto(0, [const_void, const_void])))
+    assert btf.Btf(writer.data()).parameters("f", 1) == ("void *",)
