@@ -7,6 +7,7 @@ where the kernel has BTF) and the ordinary tracepoints (where it has none)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -29,17 +30,27 @@ def compile_loop(directory: Path) -> Path:
     return binary
 
 
+class RawRefused(Exception):
+    """The raw program does not load here (the loader's reason)."""
+
+
 class LensPrograms:
     """bpf/flows.c compiled once (as `lens netflow` compiles it, raw with a layout), attached
     or not."""
 
     def __init__(self, layout: socklayout.SockLayout | None) -> None:
+        """Raises RawRefused when the raw program does not load here."""
         bcc = loader.import_bcc()
-        flags = loader.compile_flags(65536, 65536) + (layout.cflags() if layout else [])
-        self._bpf: Any = bcc.BPF(text=loader.PROGRAM.read_bytes(), cflags=flags)
+        flags = loader.compile_flags(65536, 65536)
+        if layout is None:
+            self._bpf: Any = bcc.BPF(text=loader.PROGRAM.read_bytes(), cflags=flags)
+        else:
+            self._bpf, why_not = loader.load_raw(bcc, flags + layout.cflags())
+            if self._bpf is None:
+                raise RawRefused(why_not)
         self._tracepoints = list(self._bpf.tracepoint_fds)  # b"sock:inet_sock_set_state"
         self._raw = list(self._bpf.raw_tracepoint_fds)  # b"sock_send_length"
-        self._attached = True  # bcc attaches at load
+        self._attached = True  # attached at load
 
     def detach(self) -> None:
         if not self._attached:
@@ -54,14 +65,15 @@ class LensPrograms:
         if self._attached:
             return
         self._attached = True
-        # bcc's own names for what it attached at load: tracepoint__<category>__<event> and
-        # raw_tracepoint__<event>.
+        # bcc's own names for what it attached at load (tracepoint__<category>__<event>), and
+        # the loader's for each raw tracepoint.
         for name in self._tracepoints:
             self._bpf.attach_tracepoint(
                 tp=name, fn_name=b"tracepoint__" + name.replace(b":", b"__")
             )
         for name in self._raw:
-            self._bpf.attach_raw_tracepoint(tp=name, fn_name=b"raw_tracepoint__" + name)
+            function = loader.RAW_FUNCTION.format(name.decode()).encode()
+            self._bpf.attach_raw_tracepoint(tp=name, fn_name=function)
 
     def close(self) -> None:
         self._bpf.cleanup()
@@ -104,18 +116,16 @@ def measure(binary: Path, *, rounds: int, connections: int) -> dict[str, object]
     machine's drift (earlier rounds' TIME_WAIT sockets, other work, a virtual CPU's neighbours)
     cancels out of runs a few milliseconds apart, and many short rounds outweigh the odd one a
     neighbour slowed."""
-    try:
-        layout: socklayout.SockLayout | None = socklayout.read_layout()
-    except socklayout.LayoutError:
-        layout = None
-    programs = {"tracepoint": LensPrograms(None)}
-    if layout is not None:
-        programs["raw_tracepoint"] = LensPrograms(layout)
-    loop = Loop(binary)
+    programs: dict[str, LensPrograms] = {}
     alone: list[float] = []
-    added: dict[str, list[float]] = {name: [] for name in programs}
+    added: dict[str, list[float]] = {}
     shuffle = random.Random(0)
+    loop = Loop(binary)
     try:
+        programs["tracepoint"] = LensPrograms(None)
+        with contextlib.suppress(socklayout.LayoutError, RawRefused):  # then ordinary only
+            programs["raw_tracepoint"] = LensPrograms(socklayout.read_layout())
+        added = {name: [] for name in programs}
         for each in programs.values():
             each.detach()
         loop.round(min(connections * 4, 2000))  # warm: the listener's port and caches

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lens.netflow import sockets, socklayout
+from lens.netflow import membarrier, sockets, socklayout
 from lens.runtime import errors
 
 PROGRAM = Path(__file__).with_name("bpf") / "flows.c"
@@ -29,6 +29,7 @@ TRACEPOINTS = (
     "tcp/tcp_destroy_sock",
 )
 TRACEFS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
+RAW_FUNCTION = "lens_raw_{}"  # bpf/flows.c's program for each raw tracepoint
 MODULES = Path("/lib/modules")
 
 
@@ -118,38 +119,34 @@ class EbpfFlows:
         (the netflow image's Debian headers); `btf`: the kernel's BTF, if not at
         socklayout.VMLINUX."""
         layout: socklayout.SockLayout | None = None
-        self.why_not_raw = ""
+        why_not_raw = ""
         try:
             layout = socklayout.read_layout(btf or socklayout.VMLINUX)
         except socklayout.LayoutError as exc:
-            self.why_not_raw = str(exc)
-            _require_tracepoints()
+            why_not_raw = str(exc)
         ensure_headers(
             MODULES / os.uname().release, Path(kernel_headers) if kernel_headers else None
         )
         bcc = import_bcc()
         flags = compile_flags(max_flows, max_closed)
-        self.attachment = "raw_tracepoint" if layout else "tracepoint"
-        try:
-            self._bpf: Any = bcc.BPF(
-                text=PROGRAM.read_bytes(), cflags=flags + (layout.cflags() if layout else [])
-            )
-        except Exception as exc:  # bcc raises bare Exceptions for compile and load failures
-            if layout is None or _not_permitted(exc):
-                raise NetflowUnavailable(_why_not_loaded(exc)) from None
-            # The raw program refused (a verifier or a kernel of its own): the ordinary one.
-            self.why_not_raw = _why_not_loaded(exc)
-            self.attachment = "tracepoint"
-            _require_tracepoints()
+        self._bpf: Any = None
+        if layout is not None:
+            self._bpf, why_not_raw = load_raw(bcc, flags + layout.cflags())
+        if self._bpf is None:
+            # No layout, or the raw program refused (a verifier or a kernel of its own).
+            require_tracepoints(why_not_raw)
             try:
                 self._bpf = bcc.BPF(text=PROGRAM.read_bytes(), cflags=flags)
-            except Exception as again:  # as above
-                raise NetflowUnavailable(_why_not_loaded(again)) from None
+            except Exception as exc:  # bcc raises bare Exceptions for compile and load failures
+                raise NetflowUnavailable(_why_not_loaded(exc)) from None
+        self.attachment = "tracepoint" if why_not_raw else "raw_tracepoint"
+        self.why_not_raw = why_not_raw
         self._flows = self._bpf[b"flows"]
         self._closed = self._bpf[b"closed"]
         self._ended = self._bpf[b"ended"]
         self._reads = self._bpf[b"reads"]
         self._reads_begun = 0
+        self._barrier = membarrier.Barrier()
         self._dropped = self._bpf[b"dropped"]
 
     def read(self) -> sockets.Reading:
@@ -159,9 +156,10 @@ class EbpfFlows:
         read, so that the end of each is handed over whole (bpf/flows.c `reads`)."""
         live = []
         self._reads_begun += 1
-        # A syscall whose own atomic (bpf_map_write_active_dec, a locked instruction) follows
-        # the store: the count is raised for every CPU before the walk's first lookup.
         self._reads[self._reads.Key(0)] = self._reads.Leaf(self._reads_begun)
+        # The count raised for every CPU before the walk's first lookup (the kernel's side of
+        # it: bpf/flows.c lens_destroyed).
+        self._barrier.full()
         # A walk of a hash map starts over from its first key when the key it stood on is
         # deleted meanwhile (a socket destroyed): the keys already walked come again.
         for key in _unique(self._flows.keys()):
@@ -226,13 +224,38 @@ def decode(socket: int, value: Any) -> sockets.SocketCounters:
     )
 
 
-def _require_tracepoints() -> None:
+def require_tracepoints(why_not_raw: str) -> None:
+    """NetflowUnavailable naming the ordinary tracepoints tracefs lacks, and why raw ones
+    cannot be had either."""
     missing = missing_tracepoints()
     if missing:
         raise NetflowUnavailable(
             "tracepoints missing (or tracefs not mounted at /sys/kernel/tracing): "
             + ", ".join(missing)
+            + f"; and no raw tracepoints: {why_not_raw}"
         )
+
+
+def load_raw(bcc: ModuleType, cflags: list[str]) -> tuple[Any, str]:
+    """The program built for raw tracepoints and attached to each, or None and why not: one
+    refused is one too many, and the ones attached before it are detached."""
+    try:
+        bpf = bcc.BPF(text=PROGRAM.read_bytes(), cflags=cflags)
+    except Exception as exc:  # bcc raises bare Exceptions for compile and load failures
+        if _not_permitted(exc):
+            raise NetflowUnavailable(_why_not_loaded(exc)) from None
+        return None, _why_not_loaded(exc)
+    try:
+        for event in socklayout.RAW_TRACEPOINTS:
+            bpf.attach_raw_tracepoint(
+                tp=event.encode(), fn_name=RAW_FUNCTION.format(event).encode()
+            )
+    except Exception as exc:  # as above: a verifier's refusal, a tracepoint missing
+        bpf.cleanup()
+        if _not_permitted(exc):
+            raise NetflowUnavailable(_why_not_loaded(exc)) from None
+        return None, f"raw tracepoint not attached: {_first_line(exc)}"
+    return bpf, ""
 
 
 def _not_permitted(exc: Exception) -> bool:
@@ -240,12 +263,15 @@ def _not_permitted(exc: Exception) -> bool:
     return "Operation not permitted" in text or "EPERM" in text
 
 
-def _why_not_loaded(exc: Exception) -> str:
+def _first_line(exc: Exception) -> str:
     text = str(exc)
+    return text.splitlines()[0][:200] if text.strip() else type(exc).__name__
+
+
+def _why_not_loaded(exc: Exception) -> str:
     if _not_permitted(exc):
         return "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON"
-    first = text.splitlines()[0][:200] if text else type(exc).__name__
-    return f"the BPF program did not load: {first}"
+    return f"the BPF program did not load: {_first_line(exc)}"
 
 
 def decode_ended(key: Any, per_cpu: Any) -> sockets.EndedCounters:

@@ -41,7 +41,7 @@ NESTING = (
 RAW_TRACEPOINTS = {
     "inet_sock_set_state": ("struct sock *", "int", "int"),  # sk, oldstate, newstate
     "sock_send_length": ("struct sock *", "int"),  # sk, ret
-    "sock_recv_length": ("struct sock *", "int"),
+    "sock_recv_length": ("struct sock *", "int", "int"),  # sk, ret, flags (MSG_PEEK)
     "tcp_probe": ("struct sock *",),
     "tcp_retransmit_skb": ("struct sock *",),
     "tcp_destroy_sock": ("struct sock *",),
@@ -107,7 +107,7 @@ def layout_of(types: btf.Btf) -> SockLayout:
     if missing:
         raise LayoutError(f"raw tracepoints missing: {', '.join(missing)}")
     for name, wanted in RAW_TRACEPOINTS.items():
-        arguments = types.parameters(f"btf_trace_{name}")[1 : 1 + len(wanted)]
+        arguments = types.parameters(f"btf_trace_{name}", 1 + len(wanted))[1:]
         if arguments != wanted:
             raise LayoutError(
                 f"raw tracepoint {name} takes ({', '.join(arguments)}), not ({', '.join(wanted)})"

@@ -257,3 +257,23 @@ def test_a_raw_program_that_does_not_load_gives_way_to_the_ordinary_one(
         assert flows.why_not_raw.startswith("the BPF program did not load")
     finally:
         flows.close()
+
+
+def test_bytes_peeked_are_counted_once_read(program: loader.EbpfFlows) -> None:
+    tracker = DeltaTracker()
+    tracker.advance(program.read())
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = server.accept()
+            with accepted:
+                client.sendall(b"p" * 500)
+                peeked = b""
+                while len(peeked) < 500:
+                    peeked = accepted.recv(500, socket.MSG_PEEK)
+                got = b""
+                while len(got) < 500:
+                    got += accepted.recv(500 - len(got))
+    time.sleep(0.1)
+    deltas = [d for d in tracker.advance(program.read()) if d.local.port == port]
+    assert sum(delta.received for delta in deltas) == 500

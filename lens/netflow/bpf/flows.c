@@ -22,6 +22,7 @@
 #define LENS_TCP_ESTABLISHED 1
 #define LENS_TCP_SYN_SENT 2
 #define LENS_TCP_SYN_RECV 3
+#define LENS_MSG_PEEK 2
 
 // Who opened the connection: this side (connect), the other (accept), or unknown (open before
 // the program was loaded, first seen by a segment).
@@ -98,11 +99,11 @@ static inline void lens_drop(int which) {
 }
 
 static inline void lens_put(u64 sk, struct flow_t *flow) {
-    int first = 0;
-    u64 *begun = reads.lookup(&first);
+    int reads_key = 0;
+    u64 *begun = reads.lookup(&reads_key);
     // Read without a barrier: a count read just before userspace raised it makes `born` one
-    // lower, so the socket is read in that walk and handed over in `closed` at its end — as
-    // one born before. (Never higher: no double count.)
+    // lower, so the socket may be read in that walk, and is handed over in `closed` at its end
+    // — as one born before. (Never higher: no double count.)
     flow->born = begun ? *begun : 0;
     if (flows.update(&sk, flow) != 0) {
         lens_drop(0);
@@ -161,8 +162,8 @@ static inline void lens_destroyed(u64 sk) {
     struct flow_t last = *flow;
     last.closed = 1;
     flows.delete(&sk);
-    int first = 0;
-    u64 *begun = reads.lookup(&first);
+    int reads_key = 0;
+    u64 *begun = reads.lookup(&reads_key);
     if (begun && last.born < __sync_fetch_and_add(begun, 0)) {
         struct closed_key_t key = {.sk = sk, .ns = bpf_ktime_get_ns()};
         if (closed.update(&key, &last) != 0) {
@@ -215,8 +216,9 @@ static inline void lens_sent(u64 sk, int bytes) {
     }
 }
 
-static inline void lens_received(u64 sk, int bytes) {
-    if (bytes <= 0) {
+// A peek (MSG_PEEK) leaves the bytes to be read again: counted when they are.
+static inline void lens_received(u64 sk, int bytes, int flags) {
+    if (bytes <= 0 || (flags & LENS_MSG_PEEK)) {
         return;
     }
     struct flow_t *flow = flows.lookup(&sk);
@@ -234,6 +236,9 @@ static inline void lens_retransmitted(u64 sk) {
 }
 
 #ifdef LENS_RAW
+// Named lens_raw_<tracepoint>, not with bcc's RAW_TRACEPOINT_PROBE: bcc attaches those itself
+// as it loads them, so one refused by the verifier would leave the ones before it attached;
+// lens/netflow/loader.py loads and attaches each, and detaches them all when one fails.
 
 // One read of the start of `struct sock_common`, where the IPv4 endpoints, the ports and the
 // family lie (LENS_HEAD_*: its offset and size, and each field's place in it).
@@ -246,7 +251,10 @@ static inline void lens_endpoints(u64 sk, struct flow_t *flow) {
     __builtin_memcpy(&family, head + LENS_AT_FAMILY, 2);
     __builtin_memcpy(&flow->local_port, head + LENS_AT_NUM, 2);
     __builtin_memcpy(&dport, head + LENS_AT_DPORT, 2);
-    flow->remote_port = __builtin_bswap16(dport);  // network order in the socket
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    dport = __builtin_bswap16(dport);  // network order in the socket
+#endif
+    flow->remote_port = dport;
     if (family == LENS_AF_INET) {
         __builtin_memcpy(flow->local_addr, head + LENS_AT_RCV_SADDR, 4);
         __builtin_memcpy(flow->remote_addr, head + LENS_AT_DADDR, 4);
@@ -259,7 +267,7 @@ static inline void lens_endpoints(u64 sk, struct flow_t *flow) {
     flow->family = family;
 }
 
-RAW_TRACEPOINT_PROBE(inet_sock_set_state) {
+int lens_raw_inet_sock_set_state(struct bpf_raw_tracepoint_args *ctx) {
     // (const struct sock *sk, const int oldstate, const int newstate)
     int oldstate = (int)ctx->args[1];
     if (!lens_opens(oldstate, (int)ctx->args[2])) {
@@ -281,12 +289,12 @@ RAW_TRACEPOINT_PROBE(inet_sock_set_state) {
     return 0;
 }
 
-RAW_TRACEPOINT_PROBE(tcp_destroy_sock) {
+int lens_raw_tcp_destroy_sock(struct bpf_raw_tracepoint_args *ctx) {
     lens_destroyed(ctx->args[0]);  // (struct sock *sk)
     return 0;
 }
 
-RAW_TRACEPOINT_PROBE(tcp_probe) {
+int lens_raw_tcp_probe(struct bpf_raw_tracepoint_args *ctx) {
     u64 sk = ctx->args[0];  // (struct sock *sk, const struct sk_buff *skb)
     u32 srtt_us8 = 0;       // tcp_sock.srtt_us holds 8 times the smoothed RTT
     bpf_probe_read_kernel(&srtt_us8, 4, (void *)(sk + LENS_OFF_SRTT_US));
@@ -301,17 +309,18 @@ RAW_TRACEPOINT_PROBE(tcp_probe) {
 
 // Every socket's sends and receives, TCP's or not: a socket not in `flows` is passed over by
 // its lookup, which costs no more than reading its protocol would.
-RAW_TRACEPOINT_PROBE(sock_send_length) {
+int lens_raw_sock_send_length(struct bpf_raw_tracepoint_args *ctx) {
     lens_sent(ctx->args[0], (int)ctx->args[1]);  // (struct sock *sk, int ret, int flags)
     return 0;
 }
 
-RAW_TRACEPOINT_PROBE(sock_recv_length) {
-    lens_received(ctx->args[0], (int)ctx->args[1]);  // (struct sock *sk, int ret, int flags)
+int lens_raw_sock_recv_length(struct bpf_raw_tracepoint_args *ctx) {
+    // (struct sock *sk, int ret, int flags)
+    lens_received(ctx->args[0], (int)ctx->args[1], (int)ctx->args[2]);
     return 0;
 }
 
-RAW_TRACEPOINT_PROBE(tcp_retransmit_skb) {
+int lens_raw_tcp_retransmit_skb(struct bpf_raw_tracepoint_args *ctx) {
     lens_retransmitted(ctx->args[0]);  // (const struct sock *sk, const struct sk_buff *skb, ...)
     return 0;
 }
@@ -373,7 +382,7 @@ TRACEPOINT_PROBE(sock, sock_send_length) {
 
 TRACEPOINT_PROBE(sock, sock_recv_length) {
     if (args->protocol == LENS_IPPROTO_TCP) {
-        lens_received((u64)args->sk, args->ret);
+        lens_received((u64)args->sk, args->ret, args->flags);
     }
     return 0;
 }
