@@ -18,6 +18,7 @@ import pytest
 from lens.netflow import loader, sockets, socklayout
 from lens.netflow.flows import DeltaTracker, FlowDelta
 
+from . import loopback
 from .conftest import Link
 
 pytestmark = pytest.mark.slow_timeout
@@ -262,18 +263,14 @@ def test_a_raw_program_that_does_not_load_gives_way_to_the_ordinary_one(
 def test_bytes_peeked_are_counted_once_read(program: loader.EbpfFlows) -> None:
     tracker = DeltaTracker()
     tracker.advance(program.read())
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        port = server.getsockname()[1]
-        with socket.create_connection(("127.0.0.1", port)) as client:
-            accepted, _ = server.accept()
-            with accepted:
-                client.sendall(b"p" * 500)
-                peeked = b""
-                while len(peeked) < 500:
-                    peeked = accepted.recv(500, socket.MSG_PEEK)
-                got = b""
-                while len(got) < 500:
-                    got += accepted.recv(500 - len(got))
+    with loopback.connection() as connection:
+        connection.client.sendall(b"p" * 500)
+        peeked = b""
+        while len(peeked) < 500:
+            peeked = connection.accepted.recv(500, socket.MSG_PEEK)
+        got = b""
+        while len(got) < 500:
+            got += connection.accepted.recv(500 - len(got))
     time.sleep(0.1)
-    deltas = [d for d in tracker.advance(program.read()) if d.local.port == port]
+    deltas = [d for d in tracker.advance(program.read()) if d.local.port == connection.port]
     assert sum(delta.received for delta in deltas) == 500

@@ -4,7 +4,6 @@ bytes without a foreign exception."""
 from __future__ import annotations
 
 import ipaddress
-import socket
 import struct
 import time
 from collections.abc import Callable
@@ -19,28 +18,22 @@ from lens.netflow.listeners import Listeners
 from lens.netflow.sockets import Endpoint
 from lens.runtime import errors
 
+from . import loopback
+
 NOTHING_LISTENS = Listeners(endpoints=frozenset())
 
 
 def test_a_loopback_connections_counters_are_the_kernels() -> None:
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        port = server.getsockname()[1]
-        with socket.create_connection(("127.0.0.1", port)) as client:
-            accepted, _ = server.accept()
-            with accepted:
-                client.sendall(b"x" * 100_000)
-                got = 0
-                while got < 100_000:
-                    got += len(accepted.recv(65536))
-                time.sleep(0.05)  # the last ACK
-                reader = SockDiagFlows(lambda: NOTHING_LISTENS)
-                try:
-                    found = {s.local.port: s for s in reader.dump()}
-                finally:
-                    reader.close()
-    sender = found[
-        client.getsockname()[1] if False else next(p for p in found if found[p].remote.port == port)
-    ]
+    with loopback.connection() as connection:
+        connection.carry(100_000)
+        time.sleep(0.05)  # the last ACK
+        reader = SockDiagFlows(lambda: NOTHING_LISTENS)
+        try:
+            found = {s.local.port: s for s in reader.dump()}
+        finally:
+            reader.close()
+    port = connection.port
+    sender = next(each for each in found.values() if each.remote.port == port)
     assert sender.bytes_acked == 100_000
     assert found[port].bytes_received == 100_000
     assert sender.cookie != found[port].cookie

@@ -19,6 +19,7 @@ from lens.runtime import errors
 from lens.runtime.clock import SystemClock
 from lens.runtime.config import NetflowConfig
 from lens.runtime.selfmetrics import SelfMetrics
+from tests.netflow import loopback
 from tests.netflow.conftest import Link
 
 pytestmark = pytest.mark.slow_timeout
@@ -101,22 +102,15 @@ def test_auto_falls_back_to_sock_diag_and_counts_a_local_connection(
             == 1
         )
         cycle.run()
-        with socket.create_server(("127.0.0.1", 0)) as server:
-            port = server.getsockname()[1]
-            with socket.create_connection(("127.0.0.1", port)) as client:
-                accepted, _ = server.accept()
-                with accepted:
-                    client.sendall(b"x" * 50_000)
-                    got = 0
-                    while got < 50_000:
-                        got += len(accepted.recv(65536))
-                    time.sleep(0.05)
-                    cycle.run()
+        with loopback.connection() as connection:
+            connection.carry(50_000)
+            time.sleep(0.05)
+            cycle.run()
         labels = {
             "direction": "outbound",
             "peer": "127.0.0.1",
             "peer_type": "localhost",
-            "port": str(port),
+            "port": str(connection.port),
         }
         assert (
             metrics.registry.get_sample_value("lens_netflow_tcp_sent_bytes_total", labels) == 50_000
