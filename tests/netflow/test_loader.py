@@ -6,8 +6,10 @@ opened the connection, IPv4 and IPv6; and each way it cannot load, one line."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import ipaddress
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -274,3 +276,33 @@ def test_bytes_peeked_are_counted_once_read(program: loader.EbpfFlows) -> None:
     time.sleep(0.1)
     deltas = [d for d in tracker.advance(program.read()) if d.local.port == connection.port]
     assert sum(delta.received for delta in deltas) == 500
+
+
+class _LastRefused:
+    """RAW_FUNCTION's place: a function the program lacks for the last raw tracepoint."""
+
+    def format(self, event: str) -> str:
+        return "lens_raw_missing" if event == "tcp_destroy_sock" else f"lens_raw_{event}"
+
+
+def _links() -> int:
+    """This process's BPF links: a raw tracepoint attached is one."""
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            found += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:bpf_link"
+    return found
+
+
+def test_raw_programs_attached_before_one_refused_are_detached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = _links()
+    monkeypatch.setattr(loader, "RAW_FUNCTION", _LastRefused())
+    flows = loader.EbpfFlows()
+    try:
+        assert flows.attachment == "tracepoint"
+        assert flows.why_not_raw.startswith("raw tracepoint not attached")
+        assert _links() == before  # the five attached before are gone
+    finally:
+        flows.close()
