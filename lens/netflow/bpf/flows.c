@@ -3,8 +3,8 @@
 // Why tracepoints: where kprobes and fentry are unavailable tracepoints still work. Two ways to
 // attach, one program (lens/netflow/loader.py picks):
 // - LENS_RAW: raw tracepoints, which hand the program the kernel's own arguments (the socket's
-//   address) without first filling the record an ordinary tracepoint fills for every hit — a
-//   third of what a connection cost. The socket's endpoints, protocol and smoothed RTT are read
+//   address) without first filling the record an ordinary tracepoint fills for every hit —
+//   about a third less for a connection (PERFORMANCE.md). The socket's endpoints, protocol and smoothed RTT are read
 //   at offsets taken from the running kernel's BTF (lens/netflow/socklayout.py), never from
 //   headers: `struct sock` read through headers of another kernel gives wrong values.
 // - otherwise, ordinary tracepoints: bcc lays out each one's record from tracefs at run time, so
