@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -107,14 +108,21 @@ def one_decimal(value: float) -> str:
 
 
 def figures(driver: WebDriver) -> dict[str, tuple[str, str]]:
-    """Every [data-figure] shown: its raw value and its text, by name."""
-    return {
-        str(element.get_attribute("data-figure")): (
-            str(element.get_attribute("data-value")),
-            element.text,
-        )
-        for element in driver.find_elements(By.CSS_SELECTOR, "[data-figure]")
-    }
+    """Every [data-figure] shown: its raw value and its text, by name. A page refreshing
+    itself may replace its figures between finding them and reading them (a stale element):
+    then they are found again, as the page stands after its refresh."""
+    for _ in range(4):
+        try:
+            return {
+                str(element.get_attribute("data-figure")): (
+                    str(element.get_attribute("data-value")),
+                    element.text,
+                )
+                for element in driver.find_elements(By.CSS_SELECTOR, "[data-figure]")
+            }
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError("the page replaced its figures four times while they were read")
 
 
 def column(driver: WebDriver, table: str, index: int) -> list[str]:
