@@ -19,7 +19,7 @@ from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase
 
 from lens.runtime import dburl, errors
 from lens.runtime.config import DatabaseConfig
-from lens.store import fields, models
+from lens.store import conflicts, fields, models
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 _STALE_SECONDS = 300
 
 DRIVER_ERRORS: tuple[type[Exception], ...] = (peewee.DatabaseError, peewee.InterfaceError)
-# The connection itself failed (server restarted, idle connection killed), not the statement.
+# The connection itself failed (server restarted, idle connection killed), or the transaction
+# lost to another (store/conflicts.py tells which), not the statement.
 CONNECTION_ERRORS: tuple[type[Exception], ...] = (peewee.OperationalError, peewee.InterfaceError)
 
 T = TypeVar("T")
@@ -138,7 +139,8 @@ def close_all(db: peewee.Database) -> None:
 def idempotent_transaction(
     db: peewee.Database, work: Callable[[], T], *, lock_first: bool = False
 ) -> T:
-    """Run `work` in one transaction; when the connection was lost, reconnect and run it again.
+    """Run `work` in one transaction; when the connection was lost, reconnect and run it again,
+    and when the transaction lost to another one (a lock, a deadlock), run it again as it is.
 
     Only for work that is harmless to repeat (upserts on natural keys), and only when this call
     owns the transaction: inside a caller's transaction the error goes up, since the caller's
@@ -160,10 +162,18 @@ def idempotent_transaction(
             if not may_retry:
                 raise
             may_retry = False
-            log.warning(
-                "database connection lost; retrying once", extra={"error": errors.first_line(exc)}
-            )
-            _discard(db)
+            conflict = conflicts.lost_to_another_transaction(exc)
+            if conflict is None:
+                log.warning(
+                    "database connection lost; retrying once",
+                    extra={"error": errors.first_line(exc)},
+                )
+                _discard(db)
+            else:
+                log.warning(
+                    "database transaction lost to another one; retrying once",
+                    extra={"error": errors.first_line(exc), "conflict": conflict},
+                )
 
 
 def ping(db: peewee.Database) -> None:
