@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from lens.store import migrating
 
 from .conftest import run_lens
@@ -10,6 +12,7 @@ from .conftest import run_lens
 MIGRATIONS = len(list(migrating.MIGRATIONS_DIR.glob("[0-9][0-9][0-9][0-9]_*.py")))
 
 
+@pytest.mark.slow_timeout  # four `lens` processes, each half a second on a slow host
 def test_db_migrate_and_status_on_the_embedded_default(tmp_path: Path) -> None:
     env = {"LENS_SERVICE__DATA_DIR": str(tmp_path), "LENS_LOGGING__FORMAT": "json"}
     before = run_lens("db", "status", "--check", env=env)

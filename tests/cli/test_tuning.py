@@ -142,6 +142,7 @@ def _tree(root: Path) -> dict[str, bytes | None]:
     }
 
 
+@pytest.mark.slow_timeout  # seven `lens` processes: 5 s was too few beside a busy worker
 def test_diff_apply_check_and_restore_round_trip(tmp_path: Path) -> None:
     root = _bare(tmp_path)
     before = _tree(root)
