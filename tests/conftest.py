@@ -42,7 +42,6 @@ from lens.sim.hosts.state import NodeSpec
 from lens.sim.hosts.tree import HostTree
 from lens.sim.kube.server import KubeApiServer
 from lens.store import database, migrating
-from tests import ordering
 from tests.databases import ENGINES, MigratedTemplates, close_all, new_database
 from tests.telemetry.remotewrite.target import Target
 
@@ -289,12 +288,10 @@ def host(mi300x: HostTree) -> HostFiles:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest test files first (tests/ordering.py), the others in their order. Tests marked
-    slow_timeout, and property-based tests, get 60 s instead of the default 5 s (scripts/fuzz
-    turns the timeout off for its long runs); tests on a database server get 20 s, as the
-    timeout counts their fixtures' CREATE and DROP DATABASE, which wait for a disk the other
-    worker keeps busy."""
-    items.sort(key=lambda item: ordering.rank(item.nodeid))
+    """Tests marked slow_timeout, and property-based tests, get 60 s instead of the default 5 s
+    (scripts/fuzz turns the timeout off for its long runs); tests on a database server get 20 s,
+    as the timeout counts their fixtures' CREATE and DROP DATABASE, which wait for a disk the
+    other worker keeps busy."""
     fuzzing = os.environ.get("LENS_HYPOTHESIS_PROFILE") == "fuzz"
     for item in items:
         if item.get_closest_marker("timeout"):

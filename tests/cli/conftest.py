@@ -45,9 +45,18 @@ def sim_kube(kubeconfig: Path, *extra: str) -> Iterator[subprocess.Popen[str]]:
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:
-        yield process
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
+        try:
+            yield process
+        finally:
+            # Also when the test failed: Popen's own exit waits for the process with no limit,
+            # and one never told to stop kept a worker waiting until CI's end.
+            process.send_signal(signal.SIGTERM)
+            try:
+                code = process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                raise
+        assert code == 0
 
 
 def with_client(kubeconfig: Path, body: str) -> str:

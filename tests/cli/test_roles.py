@@ -56,6 +56,7 @@ def test_node_agent_refuses_an_unknown_collector(tmp_path: Path) -> None:
     assert result.stderr.startswith("lens: config error: config: node_agent.collectors:")
 
 
+@pytest.mark.slow_timeout  # three processes (the simulator, a client, `lens`): over 5 s in CI
 def test_controller_release_finalizers_on_a_simulated_cluster(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     with sim_kube(kubeconfig) as process:

@@ -43,9 +43,7 @@ from tests.roles.jobs.groundtruth import Replay, replay
 from tests.store.before0011 import as_if_all_before_0011
 
 # Each replay took 412 s alone on 2026-11-28's host (SQLite; a host whose system calls cost
-# several times last week's), and 630-670 s with the other engine's replay on the other worker
-# (tests/ordering.py now starts this file first, its two replays one after the other, beside the
-# short tests); twice that is a hang.
+# several times last week's), and more beside the other worker's tests; twice that is a hang.
 pytestmark = pytest.mark.timeout(900)
 log = logging.getLogger(__name__)
 
