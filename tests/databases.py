@@ -65,26 +65,29 @@ def database_name(url: str) -> str:
     return urlsplit(url).path.lstrip("/")
 
 
-def postgres_admin() -> psycopg2.extensions.connection:
+def postgres_admin(database: str = "") -> psycopg2.extensions.connection:
+    """An autocommit connection to the test server, to `database` or the server's own."""
     parts = urlsplit(POSTGRES_URL)
     conn = psycopg2.connect(
         host=parts.hostname,
         port=parts.port or 5432,
         user=parts.username,
         password=parts.password,
-        dbname=parts.path.lstrip("/"),
+        dbname=database or parts.path.lstrip("/"),
     )
     conn.autocommit = True
     return conn
 
 
-def mysql_admin() -> pymysql.connections.Connection:
+def mysql_admin(database: str = "") -> pymysql.connections.Connection:
+    """An autocommit connection to the test server, to `database` or to none."""
     parts = urlsplit(MYSQL_URL)
     return pymysql.connect(
         host=parts.hostname,
         port=parts.port or 3306,
         user=parts.username,
         password=parts.password or "",
+        database=database or None,
         autocommit=True,
     )
 

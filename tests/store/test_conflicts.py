@@ -5,11 +5,11 @@ import sqlite3
 from collections.abc import Callable
 
 import peewee
-import psycopg2
 import pymysql
 import pytest
 
 from lens.store import conflicts, database, models, upserting
+from tests.databases import mysql_admin, postgres_admin
 
 ROW = {"cluster": "c", "uid": "u", "namespace": "n", "name": "p"}
 
@@ -21,10 +21,9 @@ def _other_connection(db: peewee.Database) -> tuple[Callable[[str], None], Calla
         sqlite = sqlite3.connect(db.database, isolation_level=None, timeout=0)
         return (lambda sql: sqlite.execute(sql) and None), sqlite.close
     if engine == "postgresql":
-        postgres = psycopg2.connect(host="127.0.0.1", user="postgres", dbname=db.database)
-        postgres.autocommit = True
+        postgres = postgres_admin(db.database)
         return (lambda sql: postgres.cursor().execute(sql)), postgres.close
-    mysql = pymysql.connect(host="127.0.0.1", user="root", database=db.database, autocommit=True)
+    mysql = mysql_admin(db.database)
     return (lambda sql: mysql.cursor().execute(sql) and None), mysql.close
 
 
