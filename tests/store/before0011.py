@@ -82,8 +82,9 @@ def migrated_with_minutes_before_0011(
     minutes: Mapping[str, Sequence[GpuMinute]],
     before: Callable[[peewee.Database], None] = lambda db: None,
 ) -> Iterator[peewee.Database]:
-    """The database at `url` migrated up to 0010, `before` run on it (rows other writers
-    keep), `minutes` (by node) stored as before 0011, then 0011 applied."""
+    """The database at `url` migrated up to 0010, `minutes` (by node) stored as before 0011,
+    then 0011 and every later migration applied, and `before` run on it (rows other writers
+    keep, which 0011 does not touch: written by today's writers, into today's schema)."""
     migrations = directory / "migrations"
     later = [p for p in migrating.MIGRATIONS_DIR.glob("[0-9]*.py") if p.stem >= MIGRATION]
     shutil.copytree(
@@ -94,11 +95,11 @@ def migrated_with_minutes_before_0011(
     db = database.open_database(DatabaseConfig(url=url))
     try:
         migrating.migrate(db, directory=migrations)
-        before(db)
         _write_old_minutes(db, cluster, minutes)
         for path in later:
             shutil.copy(path, migrations)
         assert migrating.migrate(db, directory=migrations)[0] == MIGRATION
+        before(db)
         yield db
     finally:
         close_all(db)

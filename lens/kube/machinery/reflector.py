@@ -127,6 +127,12 @@ class Reflector:
         """True once the first listing is in the cache."""
         return self._synced.is_set()
 
+    @property
+    def watching(self) -> bool:
+        """True while a watch stream is open: changes arrive as they happen (False between
+        a failure and the next stream, and for the moment a stream is reopened)."""
+        return self._response is not None
+
     def wait_synced(self, timeout: float) -> bool:
         """Wait for the first listing, at most `timeout` seconds, or until stopped."""
         self._settled.wait(timeout)

@@ -142,6 +142,10 @@ class ClusterSync:
         """Every watch has listed once."""
         return self.nodes.synced and self.pods.synced and self.tree.synced()
 
+    def watching(self) -> bool:
+        """Listed, and the pods' and nodes' watch streams open: the store follows them now."""
+        return self.listed() and self.pods.watching and self.nodes.watching
+
     def synced(self) -> bool:
         """Every watch has listed, and what arrived is committed."""
         return self.listed() and self.batcher.idle()

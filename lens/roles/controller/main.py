@@ -27,9 +27,13 @@ from lens.runtime.config import Config
 from lens.runtime.launcher import Role
 from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
-from lens.store import shared
+from lens.store import freshness, shared
 
 log = logging.getLogger(__name__)
+
+# How often the controller says it is watching (store/freshness.py): the API marks the pods'
+# figures stale, or the controller missing, when this stops.
+HEARTBEAT_SECONDS = 30.0
 
 
 class Watching:
@@ -94,6 +98,13 @@ def build(
     fleet.set_targets([home])
     for loop in _loops(config, api, home, fleet):
         process.add_loop(loop)
+    process.add_loop(
+        Loop(
+            name="watching-heartbeat",
+            interval_seconds=HEARTBEAT_SECONDS,
+            run=lambda: record_watching(fleet, db, wall_time()),
+        )
+    )
     elector = _elector(config, api, fleet) if config.controller.leader_election else None
     leader = process.metrics.gauge(*LEADER_GAUGE)
     leader.set_function(lambda: 1.0 if fleet.leading else 0.0)
@@ -150,6 +161,19 @@ def reconcile_kubelet_targets(fleet: Fleet, service: str) -> None:
         if sync.nodes.synced:
             targets = KubeletTargets(sync.cluster_api, namespace=namespace, name=name)
             targets.reconcile(sync.nodes.cache.objects())
+
+
+def record_watching(fleet: Fleet, db: peewee.Database, now: datetime.datetime) -> None:
+    """Each cluster this replica watches now is known as of `now` (a follower watches none)."""
+    for sync in fleet.syncs():
+        if sync.watching():
+            freshness.record(
+                db,
+                cluster=sync.cluster,
+                figure=freshness.PODS,
+                as_of=now,
+                interval_seconds=HEARTBEAT_SECONDS,
+            )
 
 
 def _listed(fleet: Fleet) -> None:

@@ -24,7 +24,7 @@ from lens.runtime.clock import Clock
 from lens.runtime.config import Config
 from lens.runtime.process import Process
 from lens.runtime.selfmetrics import SelfMetrics
-from lens.store import database
+from lens.store import database, freshness
 from lens.usage import idlestore, workloads
 from lens.usage.idle import MINUTE, Holding, IdleInterval, IdleTracker
 
@@ -67,7 +67,8 @@ class IdleGpus:
         self._cluster = config.cluster.name
         self._floor = config.jobs.idle_utilization_floor
         self._window = config.jobs.idle_window_minutes
-        self._pause = datetime.timedelta(seconds=3 * config.jobs.idle_interval_seconds) + LAG
+        self._interval = config.jobs.idle_interval_seconds
+        self._pause = datetime.timedelta(seconds=3 * self._interval) + LAG
         self._db = db
         self._clock = clock
         self._gauges = gauges
@@ -98,6 +99,15 @@ class IdleGpus:
             tops = workloads.top_workloads(self._cluster, pods) if pods else {}
             idlestore.save(self._cluster, changed, tops)
         self._tracker, self._through, self._behind = tracker, until, until < due
+        # Idle now means: through `until`, read LAG after each minute ended.
+        freshness.record(
+            self._db,
+            cluster=self._cluster,
+            figure=freshness.IDLE,
+            as_of=until,
+            interval_seconds=self._interval,
+            lag_seconds=(LAG + MINUTE).total_seconds(),
+        )
         self._gauges.show(tracker.open_intervals())
         if changed:
             log.info(

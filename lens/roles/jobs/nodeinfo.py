@@ -16,7 +16,7 @@ from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.clock import Clock
 from lens.runtime.config import Config
 from lens.runtime.process import Process
-from lens.store import database
+from lens.store import database, freshness
 from lens.usage import nodes
 
 # A minute's reports are all in two minutes after it ended (the idle GPUs job waits as long).
@@ -46,7 +46,8 @@ class NodeInfo:
         allocated = {
             n.node: n.allocated for n in cluster_allocation(self._config, self._caches, facts).nodes
         }
-        minute = (self._now() - SETTLE).replace(second=0, microsecond=0)
+        now = self._now()
+        minute = (now - SETTLE).replace(second=0, microsecond=0)
         cluster = self._config.cluster.name
         with database.session(self._db):
             busy = nodes.utilization_percent(cluster, minute)
@@ -61,6 +62,13 @@ class NodeInfo:
             for f in facts
         ]
         self.last_written = self._rows.write(rows)
+        freshness.record(
+            self._db,
+            cluster=cluster,
+            figure=freshness.NODES,
+            as_of=now,
+            interval_seconds=self._config.jobs.node_info_interval_seconds,
+        )
 
 
 def add(

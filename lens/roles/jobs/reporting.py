@@ -19,6 +19,8 @@ from lens.roles.jobs.leading import add_leader_loop
 from lens.runtime.config import Config
 from lens.runtime.periodic import Loop
 from lens.runtime.process import Process
+from lens.store import freshness
+from lens.store.queries import seriesnow
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,7 @@ class ReportUpkeep:
         self._db = db
         self._cluster = config.cluster.name
         self._clock = process.clock
+        self._rollup_interval = jobs.reports_rollup_interval_seconds
         self.minutes_keep = datetime.timedelta(days=jobs.reports_minutes_retention_days)
         self.hours_keep = datetime.timedelta(days=jobs.reports_hours_retention_days)
         self.minutes = MinuteStore(
@@ -46,11 +49,22 @@ class ReportUpkeep:
         partitions.ensure_ahead(self._db, today=self._now().date())
 
     def roll_up(self) -> None:
-        done = hours.roll_up(
-            self._db, cluster=self._cluster, now=self._now(), keep=self.minutes_keep
-        )
+        now = self._now()
+        newest = seriesnow.newest_minute(self._db, cluster=self._cluster, now=now)
+        done = hours.roll_up(self._db, cluster=self._cluster, now=now, keep=self.minutes_keep)
         if not done.complete:
             log.info("hours left to roll up in the next run", extra={"rolled": done.node_hours})
+        elif newest is not None:
+            # Every minute stored when the run began is in its hour: the hours are as of the
+            # end of the newest of them.
+            freshness.record(
+                self._db,
+                cluster=self._cluster,
+                figure=freshness.ROLLUP,
+                as_of=newest + seriesnow.MINUTE,
+                interval_seconds=self._rollup_interval,
+                lag_seconds=seriesnow.MINUTE.total_seconds(),
+            )
 
     def trim(self) -> None:
         now = self._now()

@@ -19,6 +19,7 @@ from lens.runtime.selfmetrics import SelfMetrics
 from lens.storage import classes, usage
 from lens.storage.rows import StorageRows
 from lens.storage.scanning import ScanResult, StorageScan, Usage
+from lens.store import freshness
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +46,17 @@ class StorageGauges:
 
 
 class StorageScanning:
-    """The loop's body."""
+    """The loop's body; `scanned` is told after each scan that succeeded."""
 
-    def __init__(self, scan: StorageScan, gauges: StorageGauges) -> None:
+    def __init__(
+        self,
+        scan: StorageScan,
+        gauges: StorageGauges,
+        scanned: Callable[[], None] = lambda: None,
+    ) -> None:
         self.scan = scan
         self._gauges = gauges
+        self._scanned = scanned
         self.last: ScanResult | None = None
 
     def run(self) -> None:
@@ -58,6 +65,7 @@ class StorageScanning:
         if result.written:
             log.info("storage rows written", extra={"written": result.written})
         self.last = result
+        self._scanned()
 
 
 def _usage_reader(config: Config) -> Callable[[], Usage] | None:
@@ -86,11 +94,22 @@ def add(
         read_usage=_usage_reader(config),
         rows=StorageRows(db, cluster=config.cluster.name, wall_time=wall_time),
     )
-    body = StorageScanning(scan, StorageGauges(process.metrics))
+    interval = config.jobs.storage_scan_interval_seconds
+
+    def scanned() -> None:
+        freshness.record(
+            db,
+            cluster=config.cluster.name,
+            figure=freshness.STORAGE,
+            as_of=wall_time(),
+            interval_seconds=interval,
+        )
+
+    body = StorageScanning(scan, StorageGauges(process.metrics), scanned)
     add_leader_loop(
         process,
         name="storage-scan",
-        interval_seconds=config.jobs.storage_scan_interval_seconds,
+        interval_seconds=interval,
         run=body.run,
         leading=leading,
     )

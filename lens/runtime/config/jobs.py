@@ -173,9 +173,9 @@ class JobsConfig:
         check=_check_label_key,
     )
     gpu_hours_interval_seconds: float = setting(
-        600.0,
-        "How often today's and yesterday's GPU-hours per namespace, workload and team are "
-        "summed again from the hourly rollup.",
+        60.0,
+        "How often today's GPU-hours per namespace, workload and team are summed again from "
+        "the hourly rollup (yesterday's every 10 minutes at most).",
         minimum=60.0,
         maximum=86400.0,
     )

@@ -14,6 +14,7 @@ from lens.store.models.containers import (
     NodeContainerDevice,
     NodeContainerEvent,
 )
+from lens.store.models.freshness import FigureFreshness
 from lens.store.models.nodes import GpuDevice, Node, NodeDeviceChangelog, RdmaDevice
 from lens.store.models.pods import GpuPod, GpuPodEvent, PodResource, PodSnapshot
 from lens.store.models.reports import (
@@ -48,6 +49,7 @@ __all__ = [
     "NAMESPACE",
     "UID",
     "EventStream",
+    "FigureFreshness",
     "GpuDevice",
     "GpuHour",
     "GpuHourHolder",

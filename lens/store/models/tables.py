@@ -9,6 +9,7 @@ from lens.store.models.containers import (
     NodeContainerDevice,
     NodeContainerEvent,
 )
+from lens.store.models.freshness import FigureFreshness
 from lens.store.models.nodes import GpuDevice, Node, NodeDeviceChangelog, RdmaDevice
 from lens.store.models.pods import GpuPod, GpuPodEvent, PodResource, PodSnapshot
 from lens.store.models.reports import (
@@ -62,6 +63,7 @@ ALL_MODELS: tuple[type[LensModel], ...] = (
     TrainingStraggler,
     GpuMinutePod,
     RollupStart,
+    FigureFreshness,
 )
 
 APPEND_ONLY_MODELS: tuple[type[LensModel], ...] = tuple(m for m in ALL_MODELS if m.APPEND_ONLY)

@@ -20,6 +20,7 @@ class GpuWorkload(LensModel):
     parent_uid = text(UID)
     gpu_request = peewee.IntegerField(default=0)
     status = text(32)
+    status_reason = text(128)  # why it failed (BackoffLimitExceeded, OOMKilled, ...); '' else
     source = text(64)
     labels = JsonField(null=True)
     created_at = created()

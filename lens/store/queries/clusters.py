@@ -1,15 +1,17 @@
 """A cluster's overview from its tables: GPU nodes healthy or faulty, idle or busy, GPUs
 allocated, utilization and storage, for the API's /v1/clusters/overview.
 
-Two queries, whatever the cluster's size (the original made 3 node LISTs, 3N node GETs and 2N
-kubelet calls per request, REFERENCE.md 15.3): the nodes counted by class in SQL, and the
-storage sums. GPUs held are the running GPU pods of `gpu_pods`, each pod counted once (the
-original counted a pod once per GPU container, 15.1 #1).
+A few queries, whatever the cluster's size (the original made 3 node LISTs, 3N node GETs and 2N
+kubelet calls per request, REFERENCE.md 15.3): the nodes counted by class in SQL, the GPUs'
+mean utilization in the latest complete minute (seriesnow.py: the minute the node list and the
+heatmap show), and the storage sums. GPUs held are the running GPU pods of `gpu_pods`, each pod
+counted once (the original counted a pod once per GPU container, 15.1 #1).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import json
 from collections.abc import Iterable
@@ -18,7 +20,7 @@ from typing import Any
 import peewee
 
 from lens.store import models
-from lens.store.queries import storage
+from lens.store.queries import seriesnow, storage
 from lens.store.queries.reading import reading, rows_built_once
 from lens.store.queries.storage import StorageTotals
 
@@ -47,8 +49,6 @@ class NodeClass:
     nodes: int
     gpus: int  # the nodes' GPUs
     held: int  # GPUs held, each node's at most its GPUs
-    reported_gpus: int  # GPUs of the nodes whose utilization is known
-    utilization_sum: float  # over those nodes, GPUs x utilization (percent)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,7 +62,8 @@ class ClusterOverview:
     total_gpus: int = 0
     allocated_gpus: int = 0
     allocation_percent: float | None = None  # None: no GPU
-    utilization_percent: float | None = None  # GPU-weighted; None: no node reported one
+    utilization_percent: float | None = None  # GPU-weighted; None: no GPU known in `minute`
+    minute: datetime.datetime | None = None  # of utilization: the latest complete one
     storage: StorageTotals = dataclasses.field(default_factory=StorageTotals)
 
 
@@ -83,10 +84,6 @@ def summarize(classes: Iterable[NodeClass]) -> ClusterOverview:
     with_gpus = [c for c in found if c.holding is not Holding.NO_GPUS]
     total_gpus = sum(c.gpus for c in with_gpus)
     held = sum(c.held for c in with_gpus)
-    reported_gpus = sum(c.reported_gpus for c in with_gpus)
-    utilization = None
-    if reported_gpus:
-        utilization = sum(c.utilization_sum for c in with_gpus) / reported_gpus
 
     def nodes(holding: Holding) -> int:
         return sum(c.nodes for c in found if c.holding is holding)
@@ -101,7 +98,6 @@ def summarize(classes: Iterable[NodeClass]) -> ClusterOverview:
         total_gpus=total_gpus,
         allocated_gpus=held,
         allocation_percent=100.0 * held / total_gpus if total_gpus else None,
-        utilization_percent=utilization,
     )
 
 
@@ -134,7 +130,6 @@ def _classes_query(cluster: str) -> Any:
         ],
         Holding.NEITHER.value,
     )
-    known = node.gpu_utilization.is_null(False)
     return (
         node.select(
             node.status,
@@ -143,8 +138,6 @@ def _classes_query(cluster: str) -> Any:
             peewee.fn.COUNT(peewee.SQL("*")),
             peewee.fn.SUM(gpus),
             peewee.fn.SUM(capped),
-            peewee.fn.SUM(peewee.Case(None, [(known, gpus)], 0)),
-            peewee.fn.SUM(peewee.Case(None, [(known, gpus * node.gpu_utilization)], None)),
         )
         .join(held_by_node, peewee.JOIN.LEFT_OUTER, on=(held_by_node.c.node_name == node.name))
         .where((node.cluster == cluster) & (node.status != DELETED))
@@ -164,17 +157,21 @@ def _classes(db: peewee.Database, cluster: str) -> list[NodeClass]:
             nodes=int(count),
             gpus=int(total or 0),
             held=int(taken or 0),
-            reported_gpus=int(reported or 0),
-            utilization_sum=float(weighted or 0.0),
         )
-        for status, taints, kind, count, total, taken, reported, weighted in rows_built_once(
+        for status, taints, kind, count, total, taken in rows_built_once(
             db, _classes_query, cluster
         )
     ]
 
 
-def overview(db: peewee.Database, *, cluster: str) -> ClusterOverview:
-    """`cluster`'s overview now; every figure 0 or None for a cluster with no rows."""
+def overview(db: peewee.Database, *, cluster: str, now: datetime.datetime) -> ClusterOverview:
+    """`cluster`'s overview at `now`; every figure 0 or None for a cluster with no rows."""
     with reading(db):
         figures = summarize(_classes(db, cluster))
-        return dataclasses.replace(figures, storage=storage.summed(db, cluster))
+        minute = seriesnow.latest_minute(cluster, now)
+        return dataclasses.replace(
+            figures,
+            utilization_percent=seriesnow.utilization_in(cluster, minute),
+            minute=minute,
+            storage=storage.summed(db, cluster),
+        )

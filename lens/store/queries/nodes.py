@@ -1,6 +1,10 @@
 """Read the `nodes` table (written by the jobs' node info, kube/cluster/noderows.py): a filtered,
 sorted page of nodes and one node by name, for the API's /v1/nodes.
 
+A node's utilization is read from the cluster's latest complete minute when asked
+(seriesnow.py), not from the column the node info job keeps: so the list says the same as the
+overview and the heatmap, of the same minute, however long ago the job last ran.
+
 Sorting is on an allow-list of columns, never on text a request supplies (REFERENCE.md 15.1
 #12); filters are bound parameters.
 """
@@ -15,6 +19,7 @@ from typing import Any
 import peewee
 
 from lens.store import database, models
+from lens.store.queries import seriesnow
 from lens.store.queries.reading import Page, contains, reading
 
 # The columns a list may be sorted by: the original's, less the ones that are free text.
@@ -81,6 +86,7 @@ class NodeSort:
 class NodePage:
     rows: tuple[NodeRecord, ...]
     total: int  # rows matching the filter, on every page
+    minute: datetime.datetime | None  # the minute of gpu_utilization; None: no recent one
 
 
 def _where(cluster: str, wanted: NodeFilter) -> peewee.ColumnBase:
@@ -95,10 +101,27 @@ def _where(cluster: str, wanted: NodeFilter) -> peewee.ColumnBase:
     return condition
 
 
-def _ordering(sort: NodeSort) -> list[Any]:
+def _busy(cluster: str, minute: datetime.datetime | None) -> Any:
+    """Each node's mean utilization (percent) over its GPUs known in `minute` (none without)."""
+    gpu = models.GpuMinuteReport
+    where = (gpu.cluster == cluster) & gpu.utilization_mean_ratio.is_null(False)
+    where &= (gpu.minute == minute) if minute is not None else peewee.Value(False)
+    return (
+        gpu.select(
+            gpu.node_name, (peewee.fn.AVG(gpu.utilization_mean_ratio) * 100.0).alias("percent")
+        )
+        .where(where)
+        .group_by(gpu.node_name)
+        .alias("busy")
+    )
+
+
+def _ordering(sort: NodeSort, busy: Any) -> list[Any]:
     """The sort column with unknown values (NULL) last either way, then the name: a page
     boundary falls in the same place on every engine and every request."""
-    column: peewee.Field[Any] = getattr(models.Node, sort.column)
+    column: Any = getattr(models.Node, sort.column)
+    if sort.column == "gpu_utilization":
+        column = busy.c.percent
     order = [column.is_null(), column.desc() if sort.descending else column.asc()]
     if sort.column != "name":
         order.append(models.Node.name.asc())
@@ -107,28 +130,40 @@ def _ordering(sort: NodeSort) -> list[Any]:
 
 def _record(values: Sequence[object]) -> NodeRecord:
     row = dict(zip(_COLUMNS, values, strict=True))
+    busy = row["gpu_utilization"]
+    row["gpu_utilization"] = None if busy is None else float(busy)  # type: ignore[arg-type]  # a number, by engine
     return NodeRecord(**row)  # type: ignore[arg-type]  # the columns are the fields, typed
 
 
 def list_nodes(
-    db: peewee.Database, *, cluster: str, wanted: NodeFilter, sort: NodeSort, page: Page
+    db: peewee.Database,
+    *,
+    cluster: str,
+    wanted: NodeFilter,
+    sort: NodeSort,
+    page: Page,
+    now: datetime.datetime,
 ) -> NodePage:
-    """The page of `cluster`'s nodes that `wanted` selects, in `sort` order, and their total."""
+    """The page of `cluster`'s nodes that `wanted` selects, in `sort` order, and their total;
+    utilization as of the latest complete minute at `now`."""
     node = models.Node
-    columns = [getattr(node, c) for c in _COLUMNS]
     where = _where(cluster, wanted)
-    query = (
-        node.select(*columns)
-        .where(where)
-        .order_by(*_ordering(sort))
-        .offset(page.offset)
-        .limit(page.limit)
-        .tuples()
-    )
     with reading(db):
+        minute = seriesnow.latest_minute(cluster, now)
+        busy: Any = _busy(cluster, minute)
+        columns = [busy.c.percent if c == "gpu_utilization" else getattr(node, c) for c in _COLUMNS]
+        query = (
+            node.select(*columns)
+            .join(busy, peewee.JOIN.LEFT_OUTER, on=(busy.c.node_name == node.name))
+            .where(where)
+            .order_by(*_ordering(sort, busy))
+            .offset(page.offset)
+            .limit(page.limit)
+            .tuples()
+        )
         rows = tuple(_record(values) for values in database.tuple_rows(query))
         total = node.select().where(where).count()
-    return NodePage(rows=rows, total=total)
+    return NodePage(rows=rows, total=total, minute=minute)
 
 
 def get_node(db: peewee.Database, *, cluster: str, name: str) -> NodeRecord | None:

@@ -22,6 +22,8 @@ from lens.store import database, models
 from lens.store.queries.reading import reading
 
 SETTLE = datetime.timedelta(minutes=2)
+MINUTE = datetime.timedelta(minutes=1)
+DAY = datetime.timedelta(days=1)
 RECENT = datetime.timedelta(minutes=10)
 DELETED = "Deleted"  # a node that left the cluster keeps its row (kube/cluster/noderows.py)
 # The heatmap's nodes at most: every node of a large cluster (the dashboard asks for all of
@@ -42,6 +44,7 @@ class NodeAllocation:
 class ClusterUtilization:
     allocation_percent: float | None  # None: no GPU in the cluster
     utilization_percent: float | None  # None: no complete minute with a known utilization
+    minute: datetime.datetime | None  # the latest complete minute; None: none recent
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +52,7 @@ class HeatCell:
     node_name: str
     gpu_index: int
     value: float
+    held: bool  # held by a container for some of the minute
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +68,27 @@ class Heatmap:
 
 def _floor_minute(moment: datetime.datetime) -> datetime.datetime:
     return moment.replace(second=0, microsecond=0)
+
+
+def newest_minute(
+    db: peewee.Database, *, cluster: str, now: datetime.datetime
+) -> datetime.datetime | None:
+    """The start of the newest minute stored of the last day, none after `now` (a clock
+    ahead is ignored); None when none."""
+    gpu = models.GpuMinuteReport
+    query = gpu.select(peewee.fn.MAX(gpu.minute)).where(
+        (gpu.cluster == cluster) & (gpu.minute <= now) & (gpu.minute >= now - DAY)
+    )
+    with reading(db):
+        found = query.scalar()
+    return gpu.minute.python_value(found)  # type: ignore[no-any-return]  # an aware datetime
+
+
+def minute_stale(minute: datetime.datetime, now: datetime.datetime) -> bool:
+    """Whether `minute`, the latest complete one at `now`, is stale: it is read a minute after
+    it ended (SETTLE), and a newer one is due each minute; two minutes more and the agents'
+    reports are late, or the agents silent."""
+    return now - (minute + MINUTE) > SETTLE + 2 * MINUTE
 
 
 def latest_minute(cluster: str, now: datetime.datetime) -> datetime.datetime | None:
@@ -131,25 +156,31 @@ def _allocation_percent(cluster: str) -> float | None:
     return 100.0 * float(held or 0) / float(count)
 
 
+def utilization_in(cluster: str, minute: datetime.datetime | None) -> float | None:
+    """The mean utilization (percent) of the GPUs whose utilization is known in `minute`, each
+    GPU weighing the same; None without a minute or a GPU known in it."""
+    if minute is None:
+        return None
+    gpu = models.GpuMinuteReport
+    mean = (
+        gpu.select(peewee.fn.AVG(gpu.utilization_mean_ratio))
+        .where((gpu.cluster == cluster) & (gpu.minute == minute))
+        .scalar()
+    )
+    return None if mean is None else 100.0 * float(mean)
+
+
 def cluster_utilization(
     db: peewee.Database, *, cluster: str, now: datetime.datetime
 ) -> ClusterUtilization:
     """GPUs held over GPU capacity (the nodes not deleted), and the mean utilization of the
     GPUs reported in the latest complete minute, each GPU weighing the same."""
-    gpu = models.GpuMinuteReport
     with reading(db):
         allocation = _allocation_percent(cluster)
         minute = latest_minute(cluster, now)
-        mean = None
-        if minute is not None:
-            mean = (
-                gpu.select(peewee.fn.AVG(gpu.utilization_mean_ratio))
-                .where((gpu.cluster == cluster) & (gpu.minute == minute))
-                .scalar()
-            )
+        utilization = utilization_in(cluster, minute)
     return ClusterUtilization(
-        allocation_percent=allocation,
-        utilization_percent=None if mean is None else 100.0 * float(mean),
+        allocation_percent=allocation, utilization_percent=utilization, minute=minute
     )
 
 
@@ -183,16 +214,18 @@ def _top_nodes(
 def _cells(
     cluster: str, minute: datetime.datetime, nodes: Sequence[str]
 ) -> dict[str, list[tuple[Any, ...]]]:
-    """Per node, its GPUs' (index, *figures) in `minute`, by index."""
+    """Per node, its GPUs' (index, *figures, held) in `minute`, by index."""
     gpu = models.GpuMinuteReport
     query = (
-        gpu.select(gpu.node_name, gpu.gpu_index, *_figures().values())
+        gpu.select(gpu.node_name, gpu.gpu_index, *_figures().values(), gpu.idle_seconds)
         .where((gpu.cluster == cluster) & (gpu.minute == minute) & gpu.node_name.in_(nodes))
         .order_by(gpu.node_name, gpu.gpu_index)
         .tuples()
     )
     found: dict[str, list[tuple[Any, ...]]] = {}
     for node, *values in database.tuple_rows(query):
+        # The last value is the idle seconds: held at all unless idle the whole minute.
+        values[-1] = values[-1] is not None and float(values[-1]) < MINUTE.total_seconds()
         found.setdefault(str(node), []).append(tuple(values))
     return found
 
@@ -212,7 +245,12 @@ def heatmap(db: peewee.Database, *, cluster: str, now: datetime.datetime, k: int
     by_figure: dict[str, tuple[HeatCell, ...]] = {}
     for position, name in enumerate(figures):
         by_figure[name] = tuple(
-            HeatCell(node_name=node, gpu_index=int(row[0]), value=float(row[1 + position]))
+            HeatCell(
+                node_name=node,
+                gpu_index=int(row[0]),
+                value=float(row[1 + position]),
+                held=bool(row[-1]),
+            )
             for node in tops[name]
             for row in cells.get(node, [])
             if row[1 + position] is not None

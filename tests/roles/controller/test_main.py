@@ -1,8 +1,10 @@
 """`lens controller` as a whole: two replicas elect one leader that writes the scenario's pods
-and workloads; when it stops, the other takes over within a lease period and carries on."""
+and workloads and says it is watching; when it stops, the other takes over within a lease
+period and carries on."""
 
 from __future__ import annotations
 
+import datetime
 import threading
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -17,7 +19,7 @@ from lens.runtime.process import Process
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests, spec
 from lens.sim.scenario.player import ScenarioPlayer
-from lens.store import database, models
+from lens.store import database, freshness, models
 from tests.databases import share_database
 
 pytestmark = pytest.mark.slow_timeout
@@ -120,6 +122,15 @@ def test_one_leader_writes_and_a_follower_takes_over(
     eventually(lambda: first.ready() == 200, timeout=15)
     eventually(lambda: second.ready() == 200, timeout=15)  # a follower is ready: it stands by
     assert not second.leading
+    # The leader's heartbeat says the pods' figures are current; a follower's says nothing.
+    now = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+    before = freshness.read(db, cluster="default", figures=[freshness.PODS])
+    controller_main.record_watching(second.controller.fleet, db, now)
+    assert freshness.read(db, cluster="default", figures=[freshness.PODS]) == before
+    eventually(lambda: all(s.watching() for s in first.controller.fleet.syncs()), timeout=10)
+    controller_main.record_watching(first.controller.fleet, db, now)
+    watched = freshness.read(db, cluster="default", figures=[freshness.PODS])
+    assert watched[freshness.PODS].as_of == now
     first.stop()
     # Within a lease's length on a quiet machine; the wait is longer so that a loaded one does
     # not fail the test (how soon is tests/kube/machinery/test_leader.py's).

@@ -11,7 +11,7 @@ from lens.roles.jobs.idling import IdleGauges, IdleGpus
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import ClusterConfig, Config, JobsConfig
 from lens.runtime.selfmetrics import SelfMetrics
-from lens.store import models
+from lens.store import freshness, models
 from tests.usage.conftest import CLUSTER, T0, Minutes
 
 WINDOW = 3
@@ -57,6 +57,10 @@ def test_an_interval_opens_after_the_window_grows_and_ends_when_the_gpu_works(
     assert _rows() == [] and job.idle() is None
     _run_at(job, usage_clock, 5)  # minute 2: three under the floor
     assert _rows() == [(_at(0), _at(3), 3, True)]
+    # Idle now means: as of the end of minute 2, read two minutes later.
+    idle = freshness.read(db, cluster=CLUSTER, figures=[freshness.IDLE])[freshness.IDLE]
+    assert idle.as_of == _at(3) and not idle.stale(_at(5) + datetime.timedelta(seconds=5))
+    assert idle.stale(_at(3) + datetime.timedelta(minutes=5, seconds=1))
     assert job.idle() == 1.0
     gpu = job.metrics.registry.get_sample_value(
         "lens_gpu_idle",

@@ -1,5 +1,6 @@
 """The node info job: a row per GPU node with its facts, allocation and utilization, written only
-when something changed — a run where nothing changed writes 0 rows and asks the API nothing."""
+when something changed — a run where nothing changed writes 0 rows and asks the API nothing —
+and the nodes' figures said to be as of each run."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from lens.roles.jobs.nodeinfo import NodeInfo
 from lens.runtime.clock import FakeClock
 from lens.runtime.config import Config
 from lens.sim.kube.server import KubeApiServer
-from lens.store import database, models
+from lens.store import database, freshness, models
 from tests.roles.jobs.clusterobjects import add_node, add_pod, watching
 
 NOW = datetime.datetime(2026, 11, 24, 10, 0, 30, tzinfo=datetime.UTC)
@@ -48,14 +49,20 @@ def test_node_rows_follow_the_cluster_and_are_not_rewritten(
         models.GpuDevice.create(
             cluster="default", node_name="gpu-a", uuid="g0", gpu_id=0, driver_version="6.8.5"
         )
+    clock = FakeClock(start_time=NOW.timestamp())
     with watching(api_client) as caches:
-        body = NodeInfo(Config(), caches, db=db, clock=FakeClock(start_time=NOW.timestamp()))
+        body = NodeInfo(Config(), caches, db=db, clock=clock)
         body.run()
         assert body.last_written == 2
         before = sum(apiserver.requests().values())
+        clock.advance(20)  # the same settled minute
         body.run()
         assert body.last_written == 0
         assert sum(apiserver.requests().values()) == before
+    # Written nothing, yet measured: the rows are as of the last run.
+    nodes = freshness.read(db, cluster="default", figures=[freshness.NODES])[freshness.NODES]
+    assert nodes.as_of == NOW + datetime.timedelta(seconds=20)
+    assert nodes.stale_after_seconds == 60.0
     with database.session(db):
         rows = {n.name: n for n in models.Node.select()}
     a, b = rows["gpu-a"], rows["gpu-b"]

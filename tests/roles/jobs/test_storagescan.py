@@ -1,6 +1,6 @@
 """The storage scan in `lens jobs` against the API emulator: one LIST and one GET per Secret a
 scan, rows written only when something changed, a class removed soft-deleted, a Secret's content
-never stored, capacity absent without a query API."""
+never stored, capacity absent without a query API; the storage figures as of the last scan."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from lens.runtime.config import ClusterConfig, Config, MetricsConfig
 from lens.runtime.process import Process
 from lens.sim.kube.server import KubeApiServer
 from lens.storage.secrets import SecretRef
-from lens.store import models
+from lens.store import freshness, models
 from tests.roles.jobs.storageobjects import put_secret, storage_class
 
 METAURL = "redis://:hunter2@redis.jfs:6379/1"
@@ -73,9 +73,14 @@ def test_a_scan_writes_rows_then_nothing_until_a_class_goes(
     assert value("lens_storage_backends", {"kind": "juicefs"}) == 1
     assert value("lens_storage_backends", {"kind": "ceph"}) == 0
 
+    scanned = freshness.read(db, cluster="home", figures=[freshness.STORAGE])
+    assert scanned[freshness.STORAGE].stale_after_seconds == 120.0  # the scan's 60 s twice
+
     before = _requests(apiserver)
     body.run()
     assert body.last.written == 0, "nothing changed: nothing written"
+    again = freshness.read(db, cluster="home", figures=[freshness.STORAGE])
+    assert again[freshness.STORAGE].as_of >= scanned[freshness.STORAGE].as_of
     after = _requests(apiserver)
     asked = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
     assert asked == {

@@ -39,6 +39,8 @@ USAGE_TABLE_NAMES = {"gpu_idle_intervals", "gpu_hours_daily"}
 TRAINING_TABLE_NAMES = {"training_stragglers"}
 # Lens's own (issue 19): each pod's GPU-minute sums for workload series, and where they start.
 ROLLUP_TABLE_NAMES = {"gpu_minute_pods", "rollup_starts"}
+# Lens's own (issue 36): when each figure the API serves was measured.
+FRESHNESS_TABLE_NAMES = {"figure_freshness"}
 
 
 def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:
@@ -50,6 +52,7 @@ def test_every_table_of_the_system_is_modelled_and_nothing_else() -> None:
         | USAGE_TABLE_NAMES
         | TRAINING_TABLE_NAMES
         | ROLLUP_TABLE_NAMES
+        | FRESHNESS_TABLE_NAMES
     )
     dead = {"fault", "ai_workload_metadata", "workload_resource", "gpu_workload_allocation_history"}
     assert not dead & {m._meta.table_name for m in models.ALL_MODELS}

@@ -52,7 +52,7 @@ def test_allocation_per_node_and_for_the_cluster(db: peewee.Database) -> None:
     )
     figures = seriesnow.cluster_utilization(db, cluster="c1", now=NOW)
     assert figures == seriesnow.ClusterUtilization(
-        allocation_percent=pytest.approx(75.0), utilization_percent=None
+        allocation_percent=pytest.approx(75.0), utilization_percent=None, minute=None
     )
     assert seriesnow.gpu_allocation(db, cluster="c2") == ()
 
@@ -63,3 +63,33 @@ def test_the_heatmap_bounds_k(db: peewee.Database) -> None:
             seriesnow.heatmap(db, cluster="c1", now=NOW, k=k)
     found = seriesnow.heatmap(db, cluster="c1", now=NOW, k=seriesnow.MAX_TOP_NODES)
     assert found == seriesnow.Heatmap(minute=None, power=(), temperature=(), utilization=())
+
+
+def test_the_clusters_utilization_is_of_the_latest_complete_minute(db: peewee.Database) -> None:
+    write_minutes(
+        db,
+        "n1",
+        [
+            gpu_minute(BASE - 3 * MINUTE, 0, utilization_mean_ratio=0.1),
+            gpu_minute(BASE - 2 * MINUTE, 0, utilization_mean_ratio=0.4),
+            gpu_minute(BASE - 2 * MINUTE, 1, utilization_mean_ratio=0.8),
+            gpu_minute(BASE - 2 * MINUTE, 2),  # unknown: in no mean
+            gpu_minute(BASE - MINUTE, 0, utilization_mean_ratio=1.0),  # not settled yet
+        ],
+    )
+    figures = seriesnow.cluster_utilization(db, cluster="c1", now=NOW)
+    assert figures.minute == at(BASE - 2 * MINUTE)
+    assert figures.utilization_percent == pytest.approx(60.0)
+
+
+def test_the_newest_minute_stored_and_when_the_latest_is_stale(db: peewee.Database) -> None:
+    assert seriesnow.newest_minute(db, cluster="c1", now=NOW) is None
+    write_minutes(db, "n1", [gpu_minute(BASE - ago * MINUTE, 0) for ago in (30, 1, -2)])
+    # The minute two minutes ahead of `now` is a clock ahead: not the newest.
+    assert seriesnow.newest_minute(db, cluster="c1", now=NOW) == at(BASE - MINUTE)
+    assert seriesnow.newest_minute(db, cluster="c2", now=NOW) is None
+    # The latest complete minute is from 2 to 3 minutes old as time goes: stale once it is
+    # two minutes older than that.
+    minute = at(BASE)
+    assert not seriesnow.minute_stale(minute, minute + datetime.timedelta(minutes=5))
+    assert seriesnow.minute_stale(minute, minute + datetime.timedelta(minutes=5, seconds=1))

@@ -4,18 +4,37 @@ queries, never from the Kubernetes API or a kubelet per request (REFERENCE.md 15
 
 from __future__ import annotations
 
+import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
 from lens.roles.api import envelope
-from lens.roles.api.routers import params, workloads
+from lens.roles.api.routers import measured, params, workloads
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import clusters as payloads
+from lens.store import freshness
 from lens.store.queries import clusters
 
+SOURCES = (freshness.NODES, freshness.PODS, freshness.STORAGE)
 
-def overview_payload(figures: clusters.ClusterOverview) -> payloads.ClusterOverview:
+
+def overview_measured(
+    figures: clusters.ClusterOverview,
+    known: dict[str, freshness.Freshness],
+    now: datetime.datetime,
+) -> payloads.OverviewMeasured:
+    return payloads.OverviewMeasured(
+        nodes=measured.of_freshness(known.get(freshness.NODES), now),
+        allocation=measured.of_freshness(known.get(freshness.PODS), now),
+        utilization=measured.of_minute(figures.minute, now),
+        storage=measured.of_freshness(known.get(freshness.STORAGE), now),
+    )
+
+
+def overview_payload(
+    figures: clusters.ClusterOverview, when: payloads.OverviewMeasured
+) -> payloads.ClusterOverview:
     # The original embedded its StorageStat in the overview: the same figures, flat.
     stat = workloads.storage_payload(figures.storage)
     return payloads.ClusterOverview(
@@ -32,16 +51,20 @@ def overview_payload(figures: clusters.ClusterOverview) -> payloads.ClusterOverv
         allocatedGpus=figures.allocated_gpus,
         allocationRate=figures.allocation_percent,
         utilization=figures.utilization_percent,
+        measured=when,
     )
 
 
 def overview(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
+    now: Annotated[datetime.datetime, Depends(params.now)],
 ) -> base.Envelope[payloads.ClusterOverview]:
-    """The cluster now: nodes healthy and faulty, idle and busy; GPUs held; storage."""
-    figures = clusters.overview(ctx.db, cluster=cluster)
-    return envelope.ok(overview_payload(figures))
+    """The cluster now: nodes healthy and faulty, idle and busy; GPUs held; storage; and when
+    each was measured."""
+    figures = clusters.overview(ctx.db, cluster=cluster, now=now)
+    known = freshness.read(ctx.db, cluster=cluster, figures=SOURCES)
+    return envelope.ok(overview_payload(figures, overview_measured(figures, known, now)))
 
 
 def router() -> APIRouter:

@@ -12,9 +12,10 @@ from fastapi import APIRouter, Depends, Path, Query
 
 from lens.roles.api import envelope
 from lens.roles.api.envelope import NotFoundError
-from lens.roles.api.routers import params
+from lens.roles.api.routers import measured, params
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import nodes as payloads
+from lens.store import freshness
 from lens.store.queries import devices, gpus, nodes
 from lens.store.queries.reading import Page
 
@@ -57,6 +58,7 @@ def list_nodes(
     ctx: Context,
     cluster: Cluster,
     page: Paged,
+    now: Now,
     name: Annotated[str, Query(max_length=253, description="Name contains (any case).")] = "",
     gpu_name: Annotated[str, Query(max_length=253, description="GPU model contains.")] = "",
     status: Annotated[
@@ -69,10 +71,14 @@ def list_nodes(
     statuses = tuple(s.strip() for s in status.split(",") if s.strip())
     wanted = nodes.NodeFilter(name=name, gpu_name=gpu_name, statuses=statuses)
     sort = nodes.NodeSort(column=order_by.value, descending=desc)
-    found = nodes.list_nodes(ctx.db, cluster=cluster, wanted=wanted, sort=sort, page=page)
-    return envelope.ok(
-        payloads.NodeList(data=[_gpu_node(row) for row in found.rows], total=found.total)
+    found = nodes.list_nodes(ctx.db, cluster=cluster, wanted=wanted, sort=sort, page=page, now=now)
+    known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.NODES])
+    when = payloads.NodeListMeasured(
+        nodes=measured.of_freshness(known.get(freshness.NODES), now),
+        utilization=measured.of_minute(found.minute, now),
     )
+    rows = [_gpu_node(row) for row in found.rows]
+    return envelope.ok(payloads.NodeList(data=rows, total=found.total, measured=when))
 
 
 def get_node(

@@ -17,9 +17,10 @@ from fastapi.responses import Response
 
 from lens.roles.api import envelope
 from lens.roles.api.envelope import NotFoundError, ParameterError
-from lens.roles.api.routers import params
+from lens.roles.api.routers import measured, params
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import series as payloads
+from lens.store import freshness
 from lens.store.queries import series, seriesnow, seriesworkloads, timerange
 
 Cluster = Annotated[str, Depends(params.cluster)]
@@ -114,9 +115,16 @@ def gpu_utilization(
 ) -> base.Envelope[payloads.ClusterUtilization]:
     """The cluster's allocation and its GPUs' mean utilization now."""
     found = seriesnow.cluster_utilization(ctx.db, cluster=cluster, now=now)
+    known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.NODES])
+    when = payloads.ClusterUtilizationMeasured(
+        allocation=measured.of_freshness(known.get(freshness.NODES), now),
+        utilization=measured.of_minute(found.minute, now),
+    )
     return envelope.ok(
         payloads.ClusterUtilization(
-            allocationRate=found.allocation_percent, utilization=found.utilization_percent
+            allocationRate=found.allocation_percent,
+            utilization=found.utilization_percent,
+            measured=when,
         )
     )
 
@@ -147,7 +155,9 @@ def _heatmap(figure: str, cells: tuple[seriesnow.HeatCell, ...]) -> payloads.Hea
         yaxis_max=most,
         yaxis_min=least,
         Data=[
-            payloads.HeatmapCell(node_name=c.node_name, gpu_id=c.gpu_index, value=c.value)
+            payloads.HeatmapCell(
+                node_name=c.node_name, gpu_id=c.gpu_index, value=c.value, held=c.held
+            )
             for c in cells
         ],
     )
@@ -174,6 +184,7 @@ def gpu_heatmap(
             power=_heatmap("power", found.power),
             temperature=_heatmap("temperature", found.temperature),
             utilization=_heatmap("utilization", found.utilization),
+            measured=measured.of_minute(found.minute, now),
         )
     )
 

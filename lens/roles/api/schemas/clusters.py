@@ -4,6 +4,21 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from lens.roles.api.schemas.measured import Measured
+
+
+class OverviewMeasured(BaseModel):
+    """When each group of the overview's figures was measured."""
+
+    nodes: Measured = Field(
+        description="Nodes by status, idle and busy nodes, GPUs: the jobs' node info."
+    )
+    allocation: Measured = Field(
+        description="GPUs allocated and the allocation rate: the controller's watch of pods."
+    )
+    utilization: Measured = Field(description="utilization: the latest complete minute.")
+    storage: Measured = Field(description="The storage figures: the jobs' storage scan.")
+
 
 class ClusterOverview(BaseModel):
     """The cluster now: the original's flat object (storage, RDMA, nodes, allocation), with the
@@ -28,4 +43,8 @@ class ClusterOverview(BaseModel):
     totalGpus: int
     allocatedGpus: int
     allocationRate: float | None = Field(description="Percent of the GPUs held; null: no GPU.")
-    utilization: float | None = Field(description="GPU-weighted mean utilization, percent.")
+    utilization: float | None = Field(
+        description="Mean utilization of the GPUs known in the latest complete minute, each GPU "
+        "weighing the same, percent; null: none known."
+    )
+    measured: OverviewMeasured

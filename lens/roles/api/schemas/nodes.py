@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from lens.roles.api.schemas.measured import Measured
+
 
 class GpuNode(BaseModel):
     """A GPU node in the list (the original's GPUNode)."""
@@ -15,15 +17,22 @@ class GpuNode(BaseModel):
     gpu_count: int
     gpu_allocation: int = Field(description="GPUs held by running pods.")
     gpu_utilization: float | None = Field(
-        description="Mean utilization of the node's GPUs in percent; null: no recent report."
+        description="Mean utilization of the node's GPUs in percent, in the cluster's latest "
+        "complete minute (measured.utilization); null: none of its GPUs reported in it."
     )
     status: str = Field(description="Ready, NotReady, Unknown or Deleted.")
     status_color: str = Field(description="green, red, yellow or gray (Deleted).")
 
 
+class NodeListMeasured(BaseModel):
+    nodes: Measured = Field(description="Status, GPUs and allocation: the jobs' node info.")
+    utilization: Measured = Field(description="gpu_utilization: the latest complete minute.")
+
+
 class NodeList(BaseModel):
     data: list[GpuNode]
     total: int = Field(description="Nodes matching the filters, on every page.")
+    measured: NodeListMeasured
 
 
 class GpuNodeDetail(BaseModel):

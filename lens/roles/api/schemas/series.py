@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lens.roles.api.schemas.measured import Measured
+
 
 class TimePoint(BaseModel):
     timestamp: int = Field(description="The start of the step's bucket, unix seconds.")
@@ -41,11 +43,17 @@ class NodeAllocation(BaseModel):
     allocationRate: float = Field(description="allocated / capacity, 0 to 1.")
 
 
+class ClusterUtilizationMeasured(BaseModel):
+    allocation: Measured = Field(description="allocationRate: the jobs' node info.")
+    utilization: Measured = Field(description="utilization: the latest complete minute.")
+
+
 class ClusterUtilization(BaseModel):
     allocationRate: float | None = Field(description="GPUs held over GPUs, %; null: no GPU.")
     utilization: float | None = Field(
         description="Mean GPU utilization in the latest complete minute, %; null: none recent."
     )
+    measured: ClusterUtilizationMeasured
 
 
 class UtilizationHistory(BaseModel):
@@ -60,6 +68,7 @@ class HeatmapCell(BaseModel):
     node_name: str
     gpu_id: int = Field(description="The GPU's index on its node.")
     value: float
+    held: bool = Field(description="Held by a container for some of the minute (else free).")
 
 
 class Heatmap(BaseModel):
@@ -76,6 +85,7 @@ class ClusterHeatmap(BaseModel):
     power: Heatmap
     temperature: Heatmap
     utilization: Heatmap
+    measured: Measured = Field(description="The minute every cell is of.")
 
 
 class WorkloadMetrics(BaseModel):

@@ -1,5 +1,6 @@
-"""/v1/clusters/overview from the nodes and gpu_pods tables, on every engine: the original's
-flat object, each pod counted once, unknown figures null."""
+"""/v1/clusters/overview from the nodes and gpu_pods tables and the latest complete minute, on
+every engine: the original's flat object, each pod counted once, unknown figures null, and
+when each group of figures was measured."""
 
 from __future__ import annotations
 
@@ -8,15 +9,28 @@ import json
 import peewee
 from fastapi.testclient import TestClient
 
-from lens.store import models
-from tests.roles.api.conftest import data, error, node, pod, write_nodes, write_pods
+from lens.store import freshness, models
+from tests.roles.api.conftest import (
+    CLUSTER,
+    NOW,
+    T0,
+    data,
+    error,
+    node,
+    pod,
+    write_nodes,
+    write_pods,
+)
+from tests.roles.api.seriesrows import at, at_wall_time, gpu_minute, write_minutes
+
+SETTLED = int(T0) - 120  # the latest complete minute at NOW
 
 
 def test_the_overview_of_a_cluster(db: peewee.Database, client: TestClient) -> None:
     write_nodes(
         db,
-        node("busy", gpu_utilization=90.0),
-        node("half", gpu_utilization=30.0),
+        node("busy"),
+        node("half"),
         node("idle", status="NotReady"),
         node("cordoned", taints=json.dumps([{"key": "k", "value": "", "effect": "NoSchedule"}])),
     )
@@ -31,6 +45,13 @@ def test_the_overview_of_a_cluster(db: peewee.Database, client: TestClient) -> N
     models.Storage.insert(
         cluster="c1", name="jfs", kind="juicefs", capacity_bytes=1000, used_bytes=250
     ).execute()
+    write_minutes(db, "busy", [gpu_minute(SETTLED, 0, utilization_mean_ratio=0.9)])
+    write_minutes(db, "half", [gpu_minute(SETTLED, 0, utilization_mean_ratio=0.3)])
+    for figure, ago in ((freshness.NODES, 10), (freshness.PODS, 20)):
+        freshness.record(
+            db, cluster=CLUSTER, figure=figure, as_of=at(T0 - ago), interval_seconds=30
+        )
+    at_wall_time(client, NOW)
     overview = data(client.get("/v1/clusters/overview"))
     assert overview == {
         "total_space": 1000,
@@ -53,6 +74,12 @@ def test_the_overview_of_a_cluster(db: peewee.Database, client: TestClient) -> N
         "allocatedGpus": 12,
         "allocationRate": 37.5,
         "utilization": 60.0,
+        "measured": {
+            "nodes": {"as_of": int(T0) - 10, "stale": False},
+            "allocation": {"as_of": int(T0) - 20, "stale": False},
+            "utilization": {"as_of": SETTLED, "stale": False},
+            "storage": {"as_of": None, "stale": True},  # no scan has run
+        },
     }
 
 

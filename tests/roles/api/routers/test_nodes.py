@@ -1,5 +1,6 @@
 """/v1/nodes on rows written by Lens's writers, on every engine: the original's payloads, its
-filters, sorting and pagination; bad input on every parameter is a 400 naming it."""
+filters, sorting and pagination, and when its figures were measured; bad input on every
+parameter is a 400 naming it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import peewee
 import pytest
 from fastapi.testclient import TestClient
 
+from lens.store import freshness
 from tests.roles.api.conftest import (
+    CLUSTER,
+    NOW,
     T0,
     data,
     error,
@@ -21,18 +25,29 @@ from tests.roles.api.conftest import (
 )
 from tests.roles.api.seriesrows import S, at, at_wall_time, gpu_minute, write_minutes
 
+# The cluster's latest complete minute at NOW.
+SETTLED = int(T0) - 120
 
-def _three_nodes(db: peewee.Database) -> None:
+
+def _three_nodes(db: peewee.Database, client: TestClient) -> None:
+    """Nodes whose GPUs were busy at 50 % (gpu-a), 10 % (cpu_x%) and not known (gpu-b) in
+    SETTLED; the node info job ran 20 s before NOW."""
     write_nodes(
         db,
-        node("gpu-a", address="10.0.0.1", gpu_utilization=50.0, gpu_allocation=8),
+        node("gpu-a", address="10.0.0.1", gpu_allocation=8),
         node("gpu-b", address="10.0.0.2", status="NotReady", gpu_allocation=2),
-        node("cpu_x%", gpu_name="NVIDIA H100", gpu_count=4, gpu_utilization=10.0),
+        node("cpu_x%", gpu_name="NVIDIA H100", gpu_count=4),
     )
+    write_minutes(db, "gpu-a", [gpu_minute(SETTLED, 0, utilization_mean_ratio=0.5)])
+    write_minutes(db, "cpu_x%", [gpu_minute(SETTLED, 0, utilization_mean_ratio=0.1)])
+    freshness.record(
+        db, cluster=CLUSTER, figure=freshness.NODES, as_of=at(T0 - 20), interval_seconds=30
+    )
+    at_wall_time(client, NOW)
 
 
 def test_the_list_has_the_originals_shape(db: peewee.Database, client: TestClient) -> None:
-    _three_nodes(db)
+    _three_nodes(db, client)
     listed = data(client.get("/v1/nodes", params={"name": "gpu-a"}))
     assert listed == {
         "data": [
@@ -48,11 +63,45 @@ def test_the_list_has_the_originals_shape(db: peewee.Database, client: TestClien
             }
         ],
         "total": 1,
+        "measured": {
+            "nodes": {"as_of": int(T0 - 20), "stale": False},
+            "utilization": {"as_of": SETTLED, "stale": False},
+        },
+    }
+
+
+def test_figures_not_measured_lately_are_stale(db: peewee.Database, client: TestClient) -> None:
+    _three_nodes(db, client)
+    at_wall_time(client, at(T0 + 60))  # the job's 30 s twice over; the minute still settling
+    listed = data(client.get("/v1/nodes"))
+    assert isinstance(listed, dict)
+    assert listed["measured"]["nodes"] == {"as_of": int(T0 - 20), "stale": True}
+    assert listed["measured"]["utilization"] == {"as_of": SETTLED, "stale": False}
+    at_wall_time(client, at(T0 + 240))  # no newer minute four minutes on: the agents are late
+    late = data(client.get("/v1/nodes"))
+    assert isinstance(late, dict)
+    assert late["measured"]["utilization"] == {"as_of": SETTLED, "stale": True}
+    at_wall_time(client, at(T0 + 3600))  # none recent: unknown, never the old figure
+    gone = data(client.get("/v1/nodes"))
+    assert isinstance(gone, dict)
+    assert gone["measured"]["utilization"] == {"as_of": None, "stale": True}
+    assert {row["gpu_utilization"] for row in gone["data"]} == {None}
+
+
+def test_nothing_measured_yet_is_said(db: peewee.Database, client: TestClient) -> None:
+    listed = data(client.get("/v1/nodes"))
+    assert listed == {
+        "data": [],
+        "total": 0,
+        "measured": {
+            "nodes": {"as_of": None, "stale": True},
+            "utilization": {"as_of": None, "stale": True},
+        },
     }
 
 
 def test_filters_sorting_and_pages(db: peewee.Database, client: TestClient) -> None:
-    _three_nodes(db)
+    _three_nodes(db, client)
 
     def names(**query: object) -> tuple[list[str], int]:
         listed = data(client.get("/v1/nodes", params=query))
@@ -76,7 +125,8 @@ def test_the_cluster_parameter_reads_another_clusters_rows(
     db: peewee.Database, client: TestClient
 ) -> None:
     write_nodes(db, node("other-node"), cluster="c2")
-    assert data(client.get("/v1/nodes")) == {"data": [], "total": 0}
+    listed = data(client.get("/v1/nodes"))
+    assert isinstance(listed, dict) and (listed["data"], listed["total"]) == ([], 0)
     listed = data(client.get("/v1/nodes", params={"cluster": "c2"}))
     assert isinstance(listed, dict) and listed["total"] == 1
 
@@ -204,7 +254,8 @@ def test_bad_input_is_a_400_naming_the_parameter(
 
 def test_the_largest_page_is_configured(sqlite_db: peewee.Database) -> None:
     small = make_client(sqlite_db, max_page_size=5)
-    assert data(small.get("/v1/nodes", params={"page_size": 5})) == {"data": [], "total": 0}
+    listed = data(small.get("/v1/nodes", params={"page_size": 5}))
+    assert isinstance(listed, dict) and (listed["data"], listed["total"]) == ([], 0)
     assert error(small.get("/v1/nodes", params={"page_size": 6}), 400).startswith("page_size: ")
 
 

@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import series as payloads
-from tests.roles.api.conftest import data, error, gpu, node, write_gpus, write_nodes
+from lens.store import freshness
+from tests.roles.api.conftest import CLUSTER, data, error, gpu, node, write_gpus, write_nodes
 from tests.roles.api.seriesrows import (
     GIB,
     NOW,
@@ -194,7 +195,8 @@ def test_each_nodes_allocation(db: peewee.Database, client: TestClient) -> None:
 
 
 def _now_minutes(db: peewee.Database) -> datetime.datetime:
-    """Minutes of three nodes at NOW - 2 min (complete) and NOW - 1 min (not yet): `now`."""
+    """Minutes of three nodes at NOW - 2 min (complete; n1's GPU 0 held by p1 for half of
+    it, every other GPU free) and NOW - 1 min (not yet): `now`."""
     settled, fresh = int((NOW - 2 * MINUTE).timestamp()), int((NOW - MINUTE).timestamp())
     junction = (("junction", 80.0),), (("junction", 60.0),)
     write_minutes(
@@ -202,7 +204,7 @@ def _now_minutes(db: peewee.Database) -> datetime.datetime:
         "n1",
         [
             gpu_minute(settled, 0, utilization_mean_ratio=0.9, power_mean_watts=500.0,
-                       temperatures=junction[0]),
+                       temperatures=junction[0], held=[("p1", 30)]),
             gpu_minute(settled, 1, utilization_mean_ratio=0.7, power_mean_watts=300.0,
                        temperatures=junction[1]),
             gpu_minute(fresh, 0, utilization_mean_ratio=0.0, power_mean_watts=1.0),
@@ -226,7 +228,12 @@ def _now_minutes(db: peewee.Database) -> datetime.datetime:
 
 def test_the_clusters_utilization_now(db: peewee.Database, client: TestClient) -> None:
     path = "/v1/nodes/gpuUtilization"
-    assert data(client.get(path)) == {"allocationRate": None, "utilization": None}
+    never = {"as_of": None, "stale": True}
+    assert data(client.get(path)) == {
+        "allocationRate": None,
+        "utilization": None,
+        "measured": {"allocation": never, "utilization": never},
+    }
     write_nodes(
         db,
         node("n1", gpu_allocation=4),
@@ -234,20 +241,40 @@ def test_the_clusters_utilization_now(db: peewee.Database, client: TestClient) -
         node("gone", status="Deleted", gpu_allocation=8),
         node("cpu-only", gpu_count=0),
     )
+    ran = NOW - datetime.timedelta(seconds=5)
+    freshness.record(db, cluster=CLUSTER, figure=freshness.NODES, as_of=ran, interval_seconds=30)
     at_wall_time(client, _now_minutes(db))
     # 12 of 16 GPUs held; utilization (90 + 70 + 50 + 60) / 4 in NOW - 2 min.
-    assert data(client.get(path)) == {"allocationRate": 75.0, "utilization": pytest.approx(67.5)}
+    settled = {"as_of": int((NOW - 2 * MINUTE).timestamp()), "stale": False}
+    assert data(client.get(path)) == {
+        "allocationRate": 75.0,
+        "utilization": pytest.approx(67.5),
+        "measured": {
+            "allocation": {"as_of": int(ran.timestamp()), "stale": False},
+            "utilization": settled,
+        },
+    }
     at_wall_time(client, NOW + datetime.timedelta(minutes=15))  # the minutes are old now
-    assert data(client.get(path)) == {"allocationRate": 75.0, "utilization": None}
+    later = data(client.get(path))
+    assert isinstance(later, dict)
+    assert (later["allocationRate"], later["utilization"]) == (75.0, None)
+    assert later["measured"] == {
+        "allocation": {"as_of": int(ran.timestamp()), "stale": True},  # the job stopped too
+        "utilization": never,
+    }
 
 
 def _heatmap(serial: int, unit: str, top: float, bottom: float, *cells: tuple) -> dict:
+    """A figure's heatmap; cells (node, GPU, value), n1's GPU 0 the one held."""
     return {
         "serial": serial,
         "unit": unit,
         "yaxis_max": top,
         "yaxis_min": bottom,
-        "Data": [{"node_name": n, "gpu_id": g, "value": pytest.approx(v)} for n, g, v in cells],
+        "Data": [
+            {"node_name": n, "gpu_id": g, "value": pytest.approx(v), "held": (n, g) == ("n1", 0)}
+            for n, g, v in cells
+        ],
     }
 
 
@@ -259,6 +286,7 @@ def test_the_heatmap_of_the_top_nodes(db: peewee.Database, client: TestClient) -
         "power": _heatmap(2, "W", 850, 0, ("n2", 0, 700), ("n1", 0, 500), ("n1", 1, 300)),
         "temperature": _heatmap(3, "℃", 110, 20, ("n2", 0, 90), ("n1", 0, 80), ("n1", 1, 60)),
         "utilization": _heatmap(1, "%", 100, 0, ("n1", 0, 90), ("n1", 1, 70), ("n3", 0, 60)),
+        "measured": {"as_of": int((NOW - 2 * MINUTE).timestamp()), "stale": False},
     }
     every = data(client.get("/v1/clusters/gpuHeatmap"))  # k = 5: all three nodes
     assert isinstance(every, dict)
@@ -275,6 +303,7 @@ def test_the_heatmap_without_a_recent_minute(client: TestClient) -> None:
         "power": _heatmap(2, "W", 850, 0),
         "temperature": _heatmap(3, "℃", 110, 20),
         "utilization": _heatmap(1, "%", 100, 0),
+        "measured": {"as_of": None, "stale": True},
     }
 
 

@@ -1,5 +1,5 @@
 """/v1/clusters/overview keeps the original's flat object (REFERENCE.md 2.1) with the GPU totals
-beside it, and every figure Lens may not know nullable."""
+and when each was measured beside it, and every figure Lens may not know nullable."""
 
 from __future__ import annotations
 
@@ -28,6 +28,6 @@ def test_the_originals_names_and_the_gpu_totals() -> None:
         "utilization",
     }
     properties = clusters.ClusterOverview.model_json_schema()["properties"]
-    assert set(properties) == originals | {"totalGpus", "allocatedGpus"}
+    assert set(properties) == originals | {"totalGpus", "allocatedGpus", "measured"}
     for name in ("total_space", "allocationRate", "utilization", "read_bandwidth"):
         assert {"type": "null"} in properties[name]["anyOf"], name

@@ -42,7 +42,7 @@ def test_the_originals_names() -> None:
         "power",
         "uuid",
     }
-    assert _fields(nodes.NodeList) == {"data", "total"}
+    assert _fields(nodes.NodeList) == {"data", "total", "measured"}
 
 
 def test_unknown_figures_are_nullable() -> None:

@@ -1,5 +1,6 @@
 """The series payloads keep the original's names (REFERENCE.md 2.1): MetricsGraph, TimePoint,
-the heatmap's capital `Data`, the workload charts' names with spaces."""
+the heatmap's capital `Data`, the workload charts' names with spaces; Lens's additions
+(`measured`, a cell's `held`) come beside them."""
 
 from __future__ import annotations
 
@@ -23,15 +24,15 @@ def test_the_originals_names() -> None:
         "allocated",
         "allocationRate",
     }
-    assert _fields(series.ClusterUtilization) == {"allocationRate", "utilization"}
+    assert _fields(series.ClusterUtilization) == {"allocationRate", "utilization", "measured"}
     assert _fields(series.UtilizationHistory) == {
         "allocationRate",
         "utilization",
         "vramUtilization",
     }
     assert _fields(series.Heatmap) == {"serial", "unit", "yaxis_max", "yaxis_min", "Data"}
-    assert _fields(series.HeatmapCell) == {"node_name", "gpu_id", "value"}
-    assert _fields(series.ClusterHeatmap) == {"power", "temperature", "utilization"}
+    assert _fields(series.HeatmapCell) == {"node_name", "gpu_id", "value", "held"}
+    assert _fields(series.ClusterHeatmap) == {"power", "temperature", "utilization", "measured"}
     assert _fields(series.WorkloadMetrics) == {
         "GPU Utilization",
         "GPU Memory Utilization",
