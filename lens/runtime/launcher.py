@@ -41,10 +41,11 @@ class Role:
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Outcome:
     """How the process ended: its exit code and, when a part failed, which role's part and how
-    ("jobs: event-server: OSError: [Errno 98] Address in use")."""
+    ("jobs: event-server: StoreError: ...") and the exception (`cause`)."""
 
     code: int
     failure: str | None
+    cause: BaseException | None = None
 
 
 def assemble(config: Config, roles: Sequence[Role], *, process: Process) -> list[object]:
@@ -81,4 +82,5 @@ def launch(config: Config, roles: Sequence[Role], *, clock: Clock | None = None)
     failure = process.failed()
     if failure is not None:
         log.error("process stopped: a part failed", extra={"failure": failure})
-    return Outcome(code=code, failure=failure)
+    cause = process.service.failure.cause if process.service.failure is not None else None
+    return Outcome(code=code, failure=failure, cause=cause)

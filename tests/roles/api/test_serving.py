@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 
 from lens.roles.api import serving
+from lens.runtime import errors
 
 
 def _app() -> FastAPI:
@@ -41,16 +42,10 @@ def test_a_port_in_use_fails_the_start() -> None:
         server = serving.ApiServer(
             _app(), host="127.0.0.1", port=port, limits=serving.ServerLimits(), on_failure=print
         )
-        with pytest.raises(OSError):
+        with pytest.raises(errors.ListenError) as caught:
             asyncio.run(server.start())
+    assert (caught.value.key, caught.value.env) == ("api.port", "LENS_API__PORT")
+    assert caught.value.purpose == "the REST API and dashboard"
     with pytest.raises(RuntimeError):
         _ = server.port  # never bound
     asyncio.run(server.stop())  # nothing to stop: no error
-
-
-def test_ipv6_loopback_is_bound_as_ipv6() -> None:
-    sock = serving.bind("::1", 0)
-    try:
-        assert sock.family == socket.AF_INET6
-    finally:
-        sock.close()
