@@ -271,6 +271,7 @@ def test_a_port_in_use_is_one_line_naming_what_moves_it(
     assert not [entry for entry in logged if "exc" in entry], "no traceback in the log either"
 
 
+@pytest.mark.slow_timeout
 def test_an_address_not_of_this_host_names_the_host_setting(tmp_path: Path) -> None:
     # 192.0.2.1 is TEST-NET-1 (RFC 5737): never a host's own address.
     result = run_lens(
