@@ -8,6 +8,7 @@ needs them, so `lens --help` stays fast.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
@@ -90,11 +91,19 @@ def with_host_root(cfg: Config, host_root: str | None) -> Config:
     return cfg
 
 
-def launch(cfg: Config, *roles: Role, clock: Clock | None = None) -> NoReturn:
+# The flag of the port settings most commands take (--port); `launch` is told of others.
+PORT_FLAGS: Mapping[str, str] = {"server.port": "--port"}
+
+
+def launch(
+    cfg: Config, *roles: Role, clock: Clock | None = None, flags: Mapping[str, str] = PORT_FLAGS
+) -> NoReturn:
     """Configure logging, run the roles in one process until stopped, exit with its code.
 
     A bad config or an unusable store at start is one line and exit 2 or 1; a part that fails
     while running is named on the last line ("lens: part failed: jobs: event-server: ...").
+    An address a server cannot listen on is one line naming the setting, its environment
+    variable and the command's flag (`flags`: setting key → flag) that move it, and exit 1.
     """
     from lens.runtime import launcher
     from lens.runtime import logging as lens_logging
@@ -106,6 +115,10 @@ def launch(cfg: Config, *roles: Role, clock: Clock | None = None) -> NoReturn:
         fail("config error", str(exc), errors.EXIT_CONFIG)
     except errors.StoreError as exc:
         fail("store error", str(exc), errors.EXIT_FATAL)
+    if isinstance(outcome.cause, errors.ListenError):
+        message = outcome.cause.describe(flags.get(outcome.cause.key, ""))
+        typer.echo(f"lens: {one_line(message)}", err=True)
+        raise typer.Exit(outcome.code)
     if outcome.failure is not None:
         fail("part failed", outcome.failure, outcome.code)
     raise typer.Exit(outcome.code)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from lens.cli.common import ConfigOption, fail, launch, load
-from lens.cli.roles import DashboardPortOption, PortOption, with_ports
+from lens.cli.roles import DASHBOARD_FLAGS, DashboardPortOption, PortOption, with_ports
 from lens.runtime import errors
 
 # An hour a minute. The roles' loops and time limits run on the cluster's clock: much faster,
@@ -56,7 +56,7 @@ def demo(
         planned = demo_main.plan(cfg, preset=preset, speed=speed, directory=directory)
         for note in planned.notes:
             typer.echo(f"lens demo: {note}", err=True)
-        launch(planned.config, *planned.roles, clock=demo_main.clock(speed))
+        launch(planned.config, *planned.roles, clock=demo_main.clock(speed), flags=DASHBOARD_FLAGS)
     finally:
         _remove(directory)
 

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lens.cli.common import ConfigOption, HostRootOption, fail, launch, load, with_host_root
+from lens.cli.common import (
+    PORT_FLAGS,
+    ConfigOption,
+    HostRootOption,
+    fail,
+    launch,
+    load,
+    with_host_root,
+)
 from lens.runtime import errors
 
 if TYPE_CHECKING:
@@ -32,6 +40,8 @@ DashboardPortOption = Annotated[
     int | None,
     typer.Option(help="Port of the dashboard and REST API (overrides api.port).", min=0, max=65535),
 ]
+# The settings --port and --api-port override, for the line naming a port in use.
+DASHBOARD_FLAGS = {**PORT_FLAGS, "api.port": "--api-port"}
 
 
 def with_ports(cfg: Config, port: int | None, api_port: int | None = None) -> Config:
@@ -85,7 +95,7 @@ def jobs(
     cfg = with_ports(load(config), port)
     if grpc_port is not None:
         cfg = dataclasses.replace(cfg, jobs=dataclasses.replace(cfg.jobs, grpc_port=grpc_port))
-    launch(cfg, jobs_main.ROLE)
+    launch(cfg, jobs_main.ROLE, flags={**PORT_FLAGS, "jobs.grpc_port": "--grpc-port"})
 
 
 def api(
@@ -105,7 +115,7 @@ def api(
     cfg = with_ports(load(config), port, api_port)
     if api_host is not None:
         cfg = dataclasses.replace(cfg, api=dataclasses.replace(cfg.api, host=api_host))
-    launch(cfg, api_main.ROLE)
+    launch(cfg, api_main.ROLE, flags={**DASHBOARD_FLAGS, "api.host": "--api-host"})
 
 
 def up(
@@ -118,7 +128,7 @@ def up(
     planned = up_main.plan(with_ports(load(config), port, api_port))
     for note in planned.notes:
         typer.echo(f"lens up: {note}", err=True)
-    launch(planned.config, *planned.roles)
+    launch(planned.config, *planned.roles, flags=DASHBOARD_FLAGS)
 
 
 @controller_app.callback()

@@ -14,6 +14,7 @@ LensError
 ├── TemporaryError              retried with backoff after `delay` seconds
 ├── PermanentError              logged, counted and dropped
 └── FatalError                  stops the role with a non-zero exit
+    └── ListenError             a server cannot listen on its address (one line, exit code 1)
 """
 
 from __future__ import annotations
@@ -95,6 +96,46 @@ class PermanentError(LensError):
 
 class FatalError(LensError):
     """The role cannot go on; the service stops with a non-zero exit code."""
+
+
+class ListenError(FatalError):
+    """A server cannot listen on `host`:`port`: the port is taken, the address is not this
+    host's, or binding it is not permitted.
+
+    `purpose` says what was to listen there ("the REST API"), `reason` why it cannot, and `key`
+    names the setting that moves it ("api.port") and `env` its environment variable, so the one
+    line a person reads says what to change.
+    """
+
+    def __init__(
+        self, *, host: str, port: int, purpose: str, reason: str, key: str, env: str
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.purpose = purpose
+        self.reason = reason
+        self.key = key
+        self.env = env
+        super().__init__(self.describe())
+
+    @property
+    def address(self) -> str:
+        """host:port, an IPv6 host in brackets."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def describe(self, flag: str = "") -> str:
+        """The message, naming the command-line `flag` that moves it too when there is one."""
+        what = "port" if self.key.endswith("port") else "address"
+        ways = (
+            f"{flag}, the {self.key} setting or {self.env}"
+            if flag
+            else (f"the {self.key} setting or {self.env}")
+        )
+        return (
+            f"cannot listen on {self.address} for {self.purpose}: {self.reason}; "
+            f"choose another {what} with {ways}"
+        )
 
 
 def first_line(exc: BaseException) -> str:

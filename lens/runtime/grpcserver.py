@@ -1,7 +1,8 @@
 """A grpc.aio server as a service Part: listens at start, drains in-flight calls at stop.
 
 Roles register their servicers on `server` before the service starts (jobs: the container
-event server). TLS comes from a certificate and key file pair.
+event server). TLS comes from a certificate and key file pair. An address it cannot listen on
+is a ListenError (runtime/listening.py) naming the setting that moves it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import grpc
 
-from lens.runtime import errors
+from lens.runtime import errors, listening
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +101,14 @@ class GrpcServer:
         name: str,
         host: str,
         port: int,
+        endpoint: listening.Endpoint,
         credentials: grpc.ServerCredentials | None = None,
     ) -> None:
+        """`endpoint`: what the server is for and the settings of its address."""
         self.name = name
-        self._address = f"{host}:{port}"
+        self._host = host
+        self._endpoint = endpoint
+        self._address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self._credentials = credentials
         self._registrations: list[Callable[[grpc.aio.Server], None]] = []
         self._server: grpc.aio.Server | None = None
@@ -113,11 +118,19 @@ class GrpcServer:
         self._registrations.append(add)
 
     async def start(self) -> None:
+        # gRPC says only "Failed to bind" (and writes its own line on stderr): binding the
+        # address ourselves first finds why it cannot be.
+        refused = listening.bind_error(self._host, self.port, endpoint=self._endpoint)
+        if refused is not None:
+            raise refused
         server = grpc.aio.server(
             options=[
                 ("grpc.keepalive_time_ms", 30_000),
                 ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
                 ("grpc.keepalive_permit_without_calls", 1),
+                # gRPC's default, SO_REUSEPORT, lets a second server share a port in use and
+                # take half its connections, where it should fail to start.
+                ("grpc.so_reuseport", 0),
             ]
         )
         for add in self._registrations:
@@ -128,8 +141,11 @@ class GrpcServer:
             else:
                 self.port = server.add_secure_port(self._address, self._credentials)
         except RuntimeError as exc:
-            # The files were checked (server_credentials), so this is the address, or rarely
-            # a certificate and key gRPC cannot use although they parse and match.
+            # Taken since it was tried (found again, if so) or, rarely, a certificate and key
+            # gRPC cannot use although they parse and match (server_credentials checked them).
+            refused = listening.bind_error(self._host, self.port, endpoint=self._endpoint)
+            if refused is not None:
+                raise refused from exc
             tls = " with the TLS certificate and key given" if self._credentials else ""
             raise errors.ConfigError(
                 source="config",

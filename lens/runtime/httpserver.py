@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from lens.runtime import exposition, httpbody, httplimits, lifecycle
+from lens.runtime import exposition, httpbody, httplimits, lifecycle, listening
 from lens.runtime.health import Health, Verdict
 from lens.runtime.selfmetrics import SelfMetrics
 
@@ -125,10 +125,13 @@ class OpsServer:
         idle_timeout_seconds: float = 75.0,
         max_connections: int = 64,
         max_body_bytes: int = 16 << 20,
+        endpoint: listening.Endpoint = listening.OPS,
     ) -> None:
-        """Defaults as in ServerConfig: see its help for what each limit bounds."""
+        """Defaults as in ServerConfig: see its help for what each limit bounds. `endpoint`
+        names the settings a ListenError at start points to."""
         self._host = host
         self._port = port
+        self._endpoint = endpoint
         self._routes: dict[str, dict[str, Handler]] = {p: {"GET": h} for p, h in routes.items()}
         self._max_body_bytes = max_body_bytes
         self._metrics = _Metrics(metrics)
@@ -166,13 +169,18 @@ class OpsServer:
             limits=self._limits,
             max_body_bytes=self._max_body_bytes,
         )
-        server = httplimits.LimitedServer(
-            (self._host, self._port),
-            handler_class,
-            limits=self._limits,
-            refused=self._metrics.refused,
-            open_connections=self._metrics.connections,
-        )
+        try:
+            server = httplimits.LimitedServer(
+                (self._host, self._port),
+                handler_class,
+                limits=self._limits,
+                refused=self._metrics.refused,
+                open_connections=self._metrics.connections,
+            )
+        except OSError as exc:
+            raise listening.refused(
+                exc, host=self._host, port=self._port, endpoint=self._endpoint
+            ) from exc
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever,

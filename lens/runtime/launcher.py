@@ -29,7 +29,8 @@ class Role:
     """A role that can be launched: parts added to a process it is given.
 
     Once built, the launcher logs its `starting` message ("node agent starting") with the
-    config `sections` the role reads and what `describe` says of the built role."""
+    settings of the config `sections` the role reads that differ from the defaults, and what
+    `describe` says of the built role."""
 
     name: str
     starting: str
@@ -41,31 +42,47 @@ class Role:
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Outcome:
     """How the process ended: its exit code and, when a part failed, which role's part and how
-    ("jobs: event-server: OSError: [Errno 98] Address in use")."""
+    ("jobs: event-server: StoreError: ...") and the exception (`cause`)."""
 
     code: int
     failure: str | None
+    cause: BaseException | None = None
 
 
 def assemble(config: Config, roles: Sequence[Role], *, process: Process) -> list[object]:
-    """Build every role into `process`, in order; what each build returned, for tests."""
+    """Build every role into `process`, in order; what each build returned, for tests.
+
+    The whole effective config is logged at debug; each role's `starting` line, at info,
+    carries only the settings of its sections that differ from the defaults."""
     names = [role.name for role in roles]
     if len(set(names)) != len(names):
         raise ValueError(f"a role is launched once per process: {names}")
+    log.debug("effective config", extra={"config": settings.to_plain(config)})
     built = []
     for role in roles:
         process.building = role.name
         made = role.build(config, process)
         built.append(made)
         log.info(
-            role.starting,
-            extra={
-                **role.describe(made),
-                "config": {s: settings.to_plain(getattr(config, s)) for s in role.sections},
-            },
+            role.starting, extra={**role.describe(made), "config": changed(config, role.sections)}
         )
     process.building = ""
     return built
+
+
+def changed(config: Config, sections: Sequence[str]) -> dict[str, object]:
+    """The settings of `sections` that differ from the defaults, by dotted key ("api.port"),
+    secrets redacted. Values filled in at load (the data directory, a kubeconfig found)
+    differ from their empty defaults, and are shown."""
+    defaults = Config()
+    differing: dict[str, object] = {}
+    for section in sections:
+        values = settings.to_plain(getattr(config, section))
+        default = settings.to_plain(getattr(defaults, section))
+        for key, value in values.items():
+            if value != default.get(key):
+                differing[f"{section}.{key}"] = value
+    return differing
 
 
 def launch(config: Config, roles: Sequence[Role], *, clock: Clock | None = None) -> Outcome:
@@ -81,4 +98,5 @@ def launch(config: Config, roles: Sequence[Role], *, clock: Clock | None = None)
     failure = process.failed()
     if failure is not None:
         log.error("process stopped: a part failed", extra={"failure": failure})
-    return Outcome(code=code, failure=failure)
+    cause = process.service.failure.cause if process.service.failure is not None else None
+    return Outcome(code=code, failure=failure, cause=cause)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
+from lens.runtime import errors
 from lens.runtime.errors import EXIT_FATAL, EXIT_OK, EXIT_SIGNAL_TWICE, EXIT_STOP_TIMEOUT
 
 T = TypeVar("T")
@@ -31,10 +32,11 @@ HEARTBEAT_STALE_SECONDS = 30.0
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Failure:
-    """The first part that failed, and how."""
+    """The first part that failed, and how (`cause`: the exception itself)."""
 
     part: str
     error: str
+    cause: BaseException | None = dataclasses.field(default=None, compare=False)
 
 
 class Part(Protocol):
@@ -93,7 +95,7 @@ class Service:
         """Report a fatal error of `part` from any thread; the service stops and exits non-zero."""
         if self._fatal is None:
             self._fatal = exc
-            self.failure = Failure(part=part, error=f"{type(exc).__name__}: {exc}")
+            self.failure = Failure(part=part, error=f"{type(exc).__name__}: {exc}", cause=exc)
         self.request_stop(f"fatal error in {part}: {type(exc).__name__}: {exc}")
 
     def event_loop_stalled(self) -> str | None:
@@ -154,6 +156,19 @@ class Service:
                 break
             try:
                 await part.start()
+            except errors.ListenError as exc:
+                # Expected, and its message says what to change: no traceback.
+                log.error(
+                    "part failed to start",
+                    extra={
+                        "part": part.name,
+                        "address": exc.address,
+                        "reason": exc.reason,
+                        "setting": exc.key,
+                    },
+                )
+                self.fail(exc, part=part.name)
+                break
             except Exception as exc:
                 log.error("part failed to start", extra={"part": part.name}, exc_info=True)
                 self.fail(exc, part=part.name)

@@ -1,7 +1,9 @@
 """Log setup: one JSON object per line in clusters, readable text on a terminal (STYLE S13).
 
 lens/cli/ calls `configure()` once from the LoggingConfig; every other module only does
-`log = logging.getLogger(__name__)` and passes variable data in `extra`.
+`log = logging.getLogger(__name__)` and passes variable data in `extra`. JSON lines carry no
+terminal escape sequences: uvicorn's colored copy of its message (`color_message`) is dropped,
+and escapes in any text are removed.
 """
 
 from __future__ import annotations
@@ -9,21 +11,48 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import re
 import sys
 from typing import Any, TextIO
 
 from lens.runtime.config import LoggingConfig
 
-# Attributes every LogRecord has; anything else on a record came from `extra=`.
+# Attributes every LogRecord has, and uvicorn's `color_message` (its message again, colored
+# for its own formatter: ours write `msg`); anything else on a record came from `extra=`.
 _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
     "taskName",
+    "color_message",
 }
+
+# ECMA-48 escape sequences: CSI (colors, cursor), OSC (titles, links), the other ESC ones
+# (charsets, keypad), the one-byte CSI, and a stray ESC left of a broken one.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x1b\x9b]"
+)
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
     return {k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")}
+
+
+def _plain(value: object) -> object:
+    """`value` with escape sequences removed from its text, inside mappings and sequences too;
+    other values as JSON will write them (`str()`)."""
+    if isinstance(value, str):
+        return _ESCAPES.sub("", value) if "\x1b" in value or "\x9b" in value else value
+    if isinstance(value, dict):
+        return {_plain(str(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return _plain(str(value))
 
 
 def _timestamp(record: logging.LogRecord) -> str:
@@ -44,7 +73,7 @@ class JsonFormatter(logging.Formatter):
         entry.update(_fields(record))
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        return json.dumps(_plain(entry), ensure_ascii=False)
 
 
 class TextFormatter(logging.Formatter):

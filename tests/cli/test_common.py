@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-import socket
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -8,23 +9,49 @@ import pytest
 from lens.cli import common
 from lens.runtime import errors
 
-from .conftest import run_lens
+
+class _Broken:
+    name = "broken-part"
+
+    async def start(self) -> None:
+        raise RuntimeError("cannot start")
+
+    async def stop(self) -> None:
+        raise AssertionError("a part that did not start is not stopped")
 
 
-def test_a_part_that_fails_is_named_on_the_last_line(tmp_path: Path) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        env = {
-            "LENS_SERVICE__DATA_DIR": str(tmp_path),
-            "LENS_SERVER__HOST": "127.0.0.1",
-            "LENS_JOBS__GRPC_HOST": "127.0.0.1",
-        }
-        result = run_lens("jobs", "--port", "0", "--grpc-port", str(port), env=env)
-    assert result.returncode == errors.EXIT_FATAL
-    last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("lens: part failed: jobs: event-server: "), result.stderr
+@pytest.fixture
+def root_logger() -> Iterator[None]:
+    """The root logger put back after `launch` configured it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    for handler in handlers:
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
+def test_a_part_that_fails_is_named_on_the_last_line(
+    capsys: pytest.CaptureFixture[str], root_logger: None
+) -> None:
+    import typer
+
+    from lens.runtime import config, launcher
+
+    role = launcher.Role(
+        name="jobs",
+        starting="jobs starting",
+        sections=(),
+        build=lambda _cfg, process: process.add_part(_Broken()),
+    )
+    cfg = config.Config(server=config.ServerConfig(host="127.0.0.1", port=0))
+    with pytest.raises(typer.Exit) as exited:
+        common.launch(cfg, role)
+    assert exited.value.exit_code == errors.EXIT_FATAL
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == "lens: part failed: jobs: broken-part: RuntimeError: cannot start"
 
 
 def test_a_failure_is_one_line_and_an_exit_code(capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,7 +52,17 @@ def test_lens_demo_serves_a_living_simulated_cluster_and_stops_on_ctrl_c(
     short_tmp: Path,
 ) -> None:
     log = short_tmp / "demo.log"
-    env = {**os.environ, "TMPDIR": str(short_tmp), "LENS_SERVER__PORT": "0"}
+    # A kubeconfig of the user's own, which the demo must neither read nor name (issue 36).
+    home = short_tmp / "home"
+    (home / ".kube").mkdir(parents=True)
+    (home / ".kube" / "config").write_text("not a kubeconfig\n")
+    env = {
+        **os.environ,
+        "TMPDIR": str(short_tmp),
+        "LENS_SERVER__PORT": "0",
+        "HOME": str(home),
+        "KUBECONFIG": str(home / "users-kubeconfig"),
+    }
     with log.open("wb") as out:
         child = subprocess.Popen(
             [sys.executable, "-m", "lens", "demo", "--api-port", "0", "--speed", "60"],
@@ -75,6 +85,9 @@ def test_lens_demo_serves_a_living_simulated_cluster_and_stops_on_ctrl_c(
         child.send_signal(signal.SIGINT)
         assert child.wait(30) == 0, said()[-3000:]
         assert not files.exists()  # the demo's files went with it
+        assert "kubeconfig" not in said() and str(home) not in said()
+        # What it does use, the simulated API server, it names.
+        assert re.search(r'"kube_url": "http://127\.0\.0\.1:\d+"', said()), said()[-3000:]
     finally:
         if child.poll() is None:
             child.kill()

@@ -183,3 +183,109 @@ def test_api_beyond_loopback_without_tokens_is_a_config_error(tmp_path: Path) ->
     assert result.returncode == 2
     assert "api.token_file" in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+HTTP = "the HTTP server (/metrics, health checks)"
+EVENTS = "the event server (gRPC)"
+API = "the REST API and dashboard"
+
+
+@pytest.mark.slow_timeout
+@pytest.mark.parametrize(
+    ("args", "env", "purpose", "moved_by"),
+    [
+        (
+            ("node-agent", "--port", "{port}"),
+            {},
+            HTTP,
+            "--port, the server.port setting or LENS_SERVER__PORT",
+        ),
+        (
+            ("netflow", "--port", "{port}"),
+            {},
+            HTTP,
+            "--port, the server.port setting or LENS_SERVER__PORT",
+        ),
+        (
+            ("controller", "--port", "{port}"),
+            {},
+            HTTP,
+            "--port, the server.port setting or LENS_SERVER__PORT",
+        ),
+        (
+            ("jobs", "--port", "0", "--grpc-port", "{port}"),
+            {},
+            EVENTS,
+            "--grpc-port, the jobs.grpc_port setting or LENS_JOBS__GRPC_PORT",
+        ),
+        (
+            ("api", "--port", "0", "--api-port", "{port}"),
+            {},
+            API,
+            "--api-port, the api.port setting or LENS_API__PORT",
+        ),
+        # `lens up` has no flag for the event server's port: the setting and variable only.
+        (
+            ("up", "--port", "0", "--api-port", "0"),
+            {"LENS_JOBS__GRPC_PORT": "{port}"},
+            EVENTS,
+            "the jobs.grpc_port setting or LENS_JOBS__GRPC_PORT",
+        ),
+    ],
+)
+def test_a_port_in_use_is_one_line_naming_what_moves_it(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], purpose: str, moved_by: str
+) -> None:
+    # It read "lens: part failed: api: api-server: OSError: [Errno 98] Address already in
+    # use" after a JSON traceback line (issue 36).
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = run_lens(
+            *(arg.format(port=port) for arg in args),
+            env={
+                **{name: value.format(port=port) for name, value in env.items()},
+                "HOME": str(tmp_path),
+                "KUBECONFIG": str(tmp_path / "no-kubeconfig"),
+                "LENS_SERVICE__DATA_DIR": str(tmp_path),
+                "LENS_HOST__ROOT": str(tmp_path),
+                "LENS_SERVER__HOST": "127.0.0.1",
+                "LENS_JOBS__GRPC_HOST": "127.0.0.1",
+                "LENS_KUBE__SOURCE": "url",
+                "LENS_KUBE__URL": "http://127.0.0.1:1",
+                "LENS_LOGGING__FORMAT": "json",
+            },
+        )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"lens: cannot listen on 127.0.0.1:{port} for {purpose}: the port is in use; "
+        f"choose another port with {moved_by}"
+    )
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert [line for line in lines if line.startswith("lens:")] == lines[-1:]
+    logged = [json.loads(line) for line in lines[:-1] if line.startswith("{")]
+    assert not [entry for entry in logged if "exc" in entry], "no traceback in the log either"
+
+
+@pytest.mark.slow_timeout
+def test_an_address_not_of_this_host_names_the_host_setting(tmp_path: Path) -> None:
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): never a host's own address.
+    result = run_lens(
+        "node-agent",
+        "--host-root",
+        str(tmp_path),
+        "--port",
+        "0",
+        env={"LENS_SERVER__HOST": "192.0.2.1", "LENS_SERVICE__DATA_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "lens: cannot listen on 192.0.2.1:0 for the HTTP server (/metrics, health checks): the "
+        "address is not one of this host's; choose another address with the server.host "
+        "setting or LENS_SERVER__HOST"
+    )
+    assert "Traceback" not in result.stderr

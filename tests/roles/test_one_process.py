@@ -154,4 +154,10 @@ def test_a_part_that_fails_stops_the_process_and_is_named(
         _out, err = process.communicate()
     assert code == 1
     last = err.strip().splitlines()[-1]
-    assert last.startswith("lens: part failed: jobs: event-server: "), err[-2000:]
+    assert last == (
+        f"lens: cannot listen on 127.0.0.1:{grpc_port} for the event server (gRPC): the port is "
+        "in use; choose another port with the jobs.grpc_port setting or LENS_JOBS__GRPC_PORT"
+    ), err[-2000:]
+    logged = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    (stopped,) = [e for e in logged if e["msg"] == "process stopped: a part failed"]
+    assert stopped["failure"].startswith("jobs: event-server: ListenError: "), "role and part"

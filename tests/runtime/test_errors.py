@@ -25,6 +25,25 @@ def test_the_tree_matches_the_docstring() -> None:
     ):
         assert direct.__bases__ == (errors.LensError,)
     assert errors.TemporaryError("later", delay=3).delay == 3
+    assert errors.ListenError.__bases__ == (errors.FatalError,)
+
+
+def test_listen_error_names_the_address_and_what_moves_it() -> None:
+    error = errors.ListenError(
+        host="::1",
+        port=8991,
+        purpose="the event server (gRPC)",
+        reason="the port is in use",
+        key="jobs.grpc_port",
+        env="LENS_JOBS__GRPC_PORT",
+    )
+    assert str(error) == (
+        "cannot listen on [::1]:8991 for the event server (gRPC): the port is in use; "
+        "choose another port with the jobs.grpc_port setting or LENS_JOBS__GRPC_PORT"
+    )
+    assert error.describe("--grpc-port").endswith(
+        "with --grpc-port, the jobs.grpc_port setting or LENS_JOBS__GRPC_PORT"
+    )
 
 
 def test_first_line() -> None:

@@ -9,7 +9,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from lens.runtime import errors, grpcserver
+from lens.runtime import errors, grpcserver, listening
 from lens.sim.kubelet import certs
 
 
@@ -21,6 +21,9 @@ def test_tls_files_come_in_pairs_and_must_be_readable(tmp_path: Path) -> None:
         grpcserver.server_credentials("", "key.pem")
     with pytest.raises(errors.ConfigError, match="tls_cert_file: a readable PEM"):
         grpcserver.server_credentials(str(tmp_path / "c.pem"), str(tmp_path / "k.pem"))
+
+
+EVENTS = listening.Endpoint(purpose="events", host_key="jobs.grpc_host", port_key="jobs.grpc_port")
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +90,7 @@ def test_an_unusable_certificate_or_key_names_its_own_setting(
 
 
 def test_the_server_binds_a_free_port_and_stops() -> None:
-    server = grpcserver.GrpcServer(name="test", host="127.0.0.1", port=0)
+    server = grpcserver.GrpcServer(name="test", host="127.0.0.1", port=0, endpoint=EVENTS)
     registered: list[object] = []
     server.register(registered.append)
 
@@ -103,22 +106,45 @@ def test_the_server_binds_a_free_port_and_stops() -> None:
     assert len(registered) == 1
 
 
-def test_an_address_that_cannot_be_bound_with_tls_says_so(
-    pairs: tuple[certs.ServingCert, certs.ServingCert],
+@pytest.mark.parametrize("tls", [False, True])
+def test_a_port_in_use_is_a_listen_error_naming_its_setting(
+    pairs: tuple[certs.ServingCert, certs.ServingCert], tls: bool
 ) -> None:
+    # It was a ConfigError on "event-server address" saying only gRPC's "Failed to bind".
     good, _ = pairs
-    credentials = grpcserver.server_credentials(str(good.cert_file), str(good.key_file))
+    credentials = (
+        grpcserver.server_credentials(str(good.cert_file), str(good.key_file)) if tls else None
+    )
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         server = grpcserver.GrpcServer(
-            name="test", host="127.0.0.1", port=port, credentials=credentials
+            name="test", host="127.0.0.1", port=port, endpoint=EVENTS, credentials=credentials
         )
-        with pytest.raises(errors.ConfigError) as caught:
+        with pytest.raises(errors.ListenError) as caught:
             asyncio.run(server.start())
-    assert caught.value.key == "test address"
-    assert caught.value.expected.startswith(
-        "an address this host can listen on with the TLS certificate and key given, not "
-        f"127.0.0.1:{port}"
+    assert (caught.value.address, caught.value.reason) == (
+        f"127.0.0.1:{port}",
+        "the port is in use",
     )
+    assert (caught.value.key, caught.value.env) == ("jobs.grpc_port", "LENS_JOBS__GRPC_PORT")
+
+
+def test_a_second_server_does_not_share_the_port_of_the_first() -> None:
+    # gRPC's SO_REUSEPORT let a second `lens jobs` start on the same port and take half of
+    # the agents' streams.
+    first = grpcserver.GrpcServer(name="first", host="127.0.0.1", port=0, endpoint=EVENTS)
+
+    async def both() -> None:
+        await first.start()
+        try:
+            second = grpcserver.GrpcServer(
+                name="second", host="127.0.0.1", port=first.port, endpoint=EVENTS
+            )
+            await second.start()
+        finally:
+            await first.stop()
+
+    with pytest.raises(errors.ListenError, match="the port is in use"):
+        asyncio.run(both())

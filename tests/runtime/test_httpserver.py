@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lens.runtime import exposition, httplimits, httpserver
+from lens.runtime import errors, exposition, httplimits, httpserver
 from lens.runtime.clock import FakeClock
 from lens.runtime.health import Health
 from lens.runtime.httpserver import Request, Response
@@ -431,8 +431,8 @@ def test_any_request_bytes_get_well_formed_answers_and_the_server_goes_on(
     assert server.get("/healthz")[0] == 200, "the server still answers"
 
 
-def test_a_port_in_use_is_an_address_error(server: Server) -> None:
-    """The bind's own error, not one of the half-made server closing itself (it was an
+def test_a_port_in_use_is_a_listen_error_naming_server_port(server: Server) -> None:
+    """From the bind's own error, not one of the half-made server closing itself (it was an
     AttributeError: `lens demo` run twice on one port said nothing of the port)."""
     metrics = SelfMetrics(process=False)
     taken = httpserver.OpsServer(
@@ -444,8 +444,11 @@ def test_a_port_in_use_is_an_address_error(server: Server) -> None:
         idle_timeout_seconds=1,
         max_connections=1,
     )
-    with pytest.raises(OSError, match="Address already in use"):
+    with pytest.raises(errors.ListenError) as caught:
         asyncio.run(taken.start())
+    assert caught.value.reason == "the port is in use"
+    assert (caught.value.key, caught.value.env) == ("server.port", "LENS_SERVER__PORT")
+    assert isinstance(caught.value.__cause__, OSError), "the bind's own error, kept as cause"
 
 
 def test_the_originals_envelope() -> None:

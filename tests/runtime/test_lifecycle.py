@@ -73,6 +73,51 @@ def test_a_part_that_cannot_start_stops_the_started_ones_and_exits_fatal() -> No
     assert service.failure.part == "b"
 
 
+class _Taken:
+    name = "api-server"
+
+    async def start(self) -> None:
+        raise errors.ListenError(
+            host="127.0.0.1",
+            port=8080,
+            purpose="the REST API",
+            reason="the port is in use",
+            key="api.port",
+            env="LENS_API__PORT",
+        )
+
+    async def stop(self) -> None:
+        raise AssertionError("a part that did not start is not stopped")
+
+
+def test_an_address_that_cannot_be_listened_on_is_logged_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log: list[str] = []
+    service = Service("t", stop_timeout=5, handle_signals=False)
+    service.add(Recorder("a", log))
+    service.add(_Taken())
+    with caplog.at_level("ERROR", logger="lens.runtime.lifecycle"):
+        assert service.run() == errors.EXIT_FATAL
+    (record,) = [r for r in caplog.records if r.getMessage() == "part failed to start"]
+    assert record.exc_info is None
+    assert vars(record)["address"] == "127.0.0.1:8080"
+    assert vars(record)["setting"] == "api.port"
+    assert service.failure is not None
+    assert isinstance(service.failure.cause, errors.ListenError)
+
+
+def test_an_unexpected_error_at_start_keeps_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    service = Service("t", stop_timeout=5, handle_signals=False)
+    service.add(Recorder("b", [], fail_start=True))
+    with caplog.at_level("ERROR", logger="lens.runtime.lifecycle"):
+        assert service.run() == errors.EXIT_FATAL
+    (record,) = [r for r in caplog.records if r.getMessage() == "part failed to start"]
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
+
+
 def test_a_fatal_error_from_any_thread_stops_the_service() -> None:
     log: list[str] = []
     service = Service("t", stop_timeout=5, handle_signals=False, parts=[Recorder("a", log)])

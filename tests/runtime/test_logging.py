@@ -72,3 +72,42 @@ def test_level_filters_lower_messages() -> None:
     logging.getLogger("lens.test").error("shown")
     lines = out.getvalue().splitlines()
     assert [json.loads(line)["msg"] for line in lines] == ["shown"]
+
+
+RED = "\x1b[31m"
+RESET = "\x1b[0m"
+
+
+def test_json_lines_drop_uvicorns_color_message_and_every_escape() -> None:
+    out = io.StringIO()
+    lens_logging.configure(config.LoggingConfig(format="json"), stream=out)
+    log = logging.getLogger("lens.test")
+    # As uvicorn logs: its message again, colored, for its own formatter.
+    log.info("Started server process [%d]", 7, extra={"color_message": f"[{RED}%d{RESET}]"})
+    log.info(
+        f"{RED}red{RESET} message",
+        extra={"nested": {"key": [f"{RED}a{RESET}", 1, None]}, "title": "\x1b]0;title\x07x"},
+    )
+    try:
+        raise ValueError(f"{RED}boom{RESET}")
+    except ValueError:
+        log.exception("failed")
+    text = out.getvalue()
+    assert "\\u001b" not in text and "\x1b" not in text
+    first, second, third = (json.loads(line) for line in text.splitlines())
+    assert first["msg"] == "Started server process [7]" and "color_message" not in first
+    assert second["msg"] == "red message"
+    assert second["nested"] == {"key": ["a", 1, None]} and second["title"] == "x"
+    assert third["exc"].endswith("ValueError: boom")
+
+
+def test_text_on_a_terminal_shows_the_message_once_and_keeps_its_colors() -> None:
+    terminal = _Terminal()
+    lens_logging.configure(config.LoggingConfig(format="text"), stream=terminal)
+    logging.getLogger("uvicorn.error").warning(
+        "Started server process [%d]", 7, extra={"color_message": f"[{RED}%d{RESET}]"}
+    )
+    logging.getLogger("lens.test").warning(f"{RED}red{RESET}", extra={"free": "1G"})
+    first, second = terminal.getvalue().splitlines()
+    assert first.endswith("uvicorn.error: Started server process [7]"), "no color_message="
+    assert second.endswith(f"lens.test: {RED}red{RESET}  free=1G"), "a terminal shows colors"

@@ -2,7 +2,8 @@
 
 uvicorn runs on a thread of its own with its own event loop: off the main thread it leaves the
 process's signal handlers alone (runtime/lifecycle.py owns them), and a slow request never
-stalls the service's loop. The socket is bound in `start`, so a port in use fails the start.
+stalls the service's loop. The socket is bound in `start`, so a port in use fails the start
+with a ListenError naming api.port.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from collections.abc import Callable
 import uvicorn
 from starlette.types import ASGIApp
 
-from lens.runtime import lifecycle
+from lens.runtime import lifecycle, listening
 
 log = logging.getLogger(__name__)
 
-_BACKLOG = 2048  # uvicorn's own default
+ENDPOINT = listening.Endpoint(
+    purpose="the REST API and dashboard", host_key="api.host", port_key="api.port"
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,22 +35,6 @@ class ServerLimits:
     idle_timeout_seconds: float = 75.0
     max_connections: int = 64
     graceful_shutdown_seconds: float = 5.0
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on host:port (IPv4 or IPv6, as `host` is)."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(_BACKLOG)
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 class ApiServer:
@@ -82,7 +69,7 @@ class ApiServer:
         return int(self._socket.getsockname()[1])
 
     async def start(self) -> None:
-        self._socket = bind(self._host, self._port)
+        self._socket = listening.bind(self._host, self._port, endpoint=ENDPOINT)
         config = uvicorn.Config(
             self._app,
             log_config=None,  # runtime/logging.py configures the handlers

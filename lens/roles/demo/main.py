@@ -14,7 +14,6 @@ of cluster life in a minute at 60), and the dashboard reads its "now" from the A
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 
 from lens.roles.api import main as api_main
@@ -83,6 +82,10 @@ class _Builds:
     def build_controller(self, config: Config, process: Process) -> controller_main.Controller:
         return controller_main.build(_with_kube(config, self.kube_url()), process)
 
+    def build_api(self, config: Config, process: Process) -> api_main.Api:
+        wired = _with_kube(config, self.kube_url())
+        return api_main.build(wired, process, simulated=True, clock_rate=self.speed)
+
     def build_log_shipper(self, config: Config, process: Process) -> LogShipper:
         if self.cluster is None:
             raise RuntimeError("the simulated cluster is built before its log collector")
@@ -116,7 +119,6 @@ class _Builds:
         return part
 
     def roles(self, wired: Config) -> tuple[Role, ...]:
-        api = functools.partial(api_main.build, simulated=True, clock_rate=self.speed)
         return (
             Role(
                 name="simulated-cluster",
@@ -139,17 +141,22 @@ class _Builds:
                 sections=(),
                 build=self.build_log_shipper,
             ),
-            up_main.announced(wired, build=api),
+            up_main.announced(wired, build=self.build_api),
         )
 
 
 def configured(config: Config, directory: Path) -> Config:
     """The config every role of the demo reads: a fresh SQLite database under `directory`, the
     jobs' event server on a free loopback port, no Lease (one process), no daily report file,
-    and no kubelet Service (the simulated nodes' addresses lead nowhere)."""
+    and no kubelet Service (the simulated nodes' addresses lead nowhere).
+
+    The kube section is the defaults': each role is pointed at the simulated API server once
+    it listens (its URL is in the "simulated cluster starting" line), and the user's own
+    kubeconfig, found at load, is neither read nor logged."""
     return dataclasses.replace(
         config,
         database=DatabaseConfig(url=f"sqlite:///{directory / 'lens.db'}"),
+        kube=KubeConfig(),
         jobs=dataclasses.replace(
             config.jobs,
             grpc_host=LOOPBACK,

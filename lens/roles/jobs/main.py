@@ -34,13 +34,17 @@ from lens.roles.jobs import (
     telemetry,
     workloadstatus,
 )
-from lens.runtime import grpcserver, tokenfile
+from lens.runtime import grpcserver, listening, tokenfile
 from lens.runtime.config import Config, JobsConfig
 from lens.runtime.launcher import Role
 from lens.runtime.process import Process
 from lens.store import shared
 
 log = logging.getLogger(__name__)
+
+EVENT_SERVER = listening.Endpoint(
+    purpose="the event server (gRPC)", host_key="jobs.grpc_host", port_key="jobs.grpc_port"
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +88,7 @@ def build(
         name="event-server",
         host=config.jobs.grpc_host,
         port=config.jobs.grpc_port,
+        endpoint=EVENT_SERVER,
         credentials=grpcserver.server_credentials(
             config.jobs.tls_cert_file, config.jobs.tls_key_file
         ),

@@ -10,6 +10,7 @@ from lens.runtime.config.loading import (
     ENV_PREFIX,
     IN_CLUSTER_HOST_ENV,
     default_data_dir,
+    env_name,
     load,
 )
 from lens.runtime.config.metrics import MetricsConfig
@@ -51,6 +52,7 @@ __all__ = [
     "TelemetryConfig",
     "TuneConfig",
     "default_data_dir",
+    "env_name",
     "example",
     "load",
 ]

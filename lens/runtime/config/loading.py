@@ -37,6 +37,12 @@ def load(path: str | None = None, *, environ: Mapping[str, str] | None = None) -
     return _resolve(cfg, env, origins, source)
 
 
+def env_name(key: str) -> str:
+    """The environment variable that overrides dotted `key`: api.port → LENS_API__PORT."""
+    section, _, name = key.partition(".")
+    return f"{ENV_PREFIX}{section.upper()}__{name.upper()}"
+
+
 def _read_file(path: str) -> dict[str, Any]:
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -4,13 +4,19 @@ on its own thread, a stop that waits for it, and a server that dies told as a fa
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import logging
 import socket
 import urllib.request
+from collections.abc import Iterator
 
 import pytest
 from fastapi import FastAPI
 
 from lens.roles.api import serving
+from lens.runtime import config, errors
+from lens.runtime import logging as lens_logging
 
 
 def _app() -> FastAPI:
@@ -41,16 +47,42 @@ def test_a_port_in_use_fails_the_start() -> None:
         server = serving.ApiServer(
             _app(), host="127.0.0.1", port=port, limits=serving.ServerLimits(), on_failure=print
         )
-        with pytest.raises(OSError):
+        with pytest.raises(errors.ListenError) as caught:
             asyncio.run(server.start())
+    assert (caught.value.key, caught.value.env) == ("api.port", "LENS_API__PORT")
+    assert caught.value.purpose == "the REST API and dashboard"
     with pytest.raises(RuntimeError):
         _ = server.port  # never bound
     asyncio.run(server.stop())  # nothing to stop: no error
 
 
-def test_ipv6_loopback_is_bound_as_ipv6() -> None:
-    sock = serving.bind("::1", 0)
-    try:
-        assert sock.family == socket.AF_INET6
-    finally:
-        sock.close()
+@pytest.fixture
+def json_log() -> Iterator[io.StringIO]:
+    """The process's log as JSON lines at debug, into a buffer; the root logger put back."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    out = io.StringIO()
+    lens_logging.configure(config.LoggingConfig(format="json", level="debug"), stream=out)
+    yield out
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    for handler in handlers:
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
+def test_json_logs_of_a_request_carry_no_terminal_escapes(json_log: io.StringIO) -> None:
+    # uvicorn's `color_message` put ANSI color codes into every JSON line of its own.
+    server = serving.ApiServer(
+        _app(), host="127.0.0.1", port=0, limits=serving.ServerLimits(), on_failure=print
+    )
+    asyncio.run(server.start())
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/ping", timeout=5) as answer:
+        assert answer.status == 200
+    asyncio.run(server.stop())
+    lines = json_log.getvalue().splitlines()
+    entries = [json.loads(line) for line in lines]
+    uvicorn = [e["msg"] for e in entries if e["logger"].startswith("uvicorn")]
+    assert any(msg.startswith("Started server process [") for msg in uvicorn), lines
+    assert not [line for line in lines if "\\u001b" in line or "\x1b" in line]
+    assert not [e for e in entries if "color_message" in e]

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from lens.roles.demo import main as demo_main
+from lens.runtime import config as lens_config
+from lens.runtime import launcher, settings
 from lens.sim.scenario.living import LivingCluster
 from lens.sim.scenario.replaying import ScaledClock
 from tests.roles.demo.running import RunningDemo, config
@@ -41,6 +43,27 @@ def test_the_plan_runs_every_role_against_the_simulated_cluster(tmp_path: Path) 
     assert str(tmp_path) in planned.notes[1]
     clock = demo_main.clock(60)
     assert isinstance(clock, ScaledClock) and clock.speed == 60
+
+
+def test_the_plan_names_no_kubeconfig_of_the_user(tmp_path: Path) -> None:
+    # The demo logged the user's ~/.kube/config (or $KUBECONFIG) that it never reads (#36).
+    kubeconfig = tmp_path / "users-kubeconfig"
+    loaded = lens_config.load(
+        environ={
+            "HOME": str(tmp_path),
+            "KUBECONFIG": str(kubeconfig),
+            "LENS_SERVICE__DATA_DIR": str(tmp_path),
+        }
+    )
+    assert loaded.kube.kubeconfig == str(kubeconfig), "found at load"
+    planned = demo_main.plan(loaded, preset="small", speed=1, directory=tmp_path / "demo")
+    assert planned.config.kube == lens_config.KubeConfig()
+    # What the launcher logs: the whole config at debug, each role's changed settings at info.
+    everything = json.dumps(settings.to_plain(planned.config))
+    assert "users-kubeconfig" not in everything
+    for role in planned.roles:
+        changed = launcher.changed(planned.config, role.sections)
+        assert not [key for key in changed if key.startswith("kube.")], role.name
 
 
 def test_an_unknown_preset_is_refused(tmp_path: Path) -> None:

@@ -53,6 +53,14 @@ def test_file_then_environment_override_defaults(tmp_path: Path) -> None:
     assert cfg.database.url == "postgresql://lens@db/lens"
 
 
+def test_env_name_is_the_variable_that_overrides_a_key() -> None:
+    assert config.env_name("jobs.grpc_port") == "LENS_JOBS__GRPC_PORT"
+    for key in ("api.port", "server.port", "jobs.grpc_port"):
+        cfg = config.load(environ={**ENV, config.env_name(key): "9123"})
+        section, name = key.split(".")
+        assert getattr(getattr(cfg, section), name) == 9123
+
+
 def test_lens_config_names_the_file(tmp_path: Path) -> None:
     path = _write(tmp_path, "server:\n  port: 7000\n")
     assert config.load(environ={**ENV, "LENS_CONFIG": path}).server.port == 7000
