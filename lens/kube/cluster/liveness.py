@@ -5,9 +5,10 @@ workload every 20 s, and re-checked Done workloads forever, REFERENCE.md 5.5 and
 Only what the cache proves is written, and only forward: a pod the cache lacks is closed once
 it is older than a grace (a pod the controller stored a moment ago may not have reached this
 cache yet); a phase is persisted only when it is later than the stored one (a cache a moment
-behind the controller never takes a row back); a workload with no live pod left ends — Done
-while any of its pods still exists, Deleted when all are gone (an owner's deletion takes its
-pods with it) — and an ended workload is not looked at again.
+behind the controller never takes a row back); a workload with no live pod left ends — while
+any of its pods still exists, Failed (with the latest failed pod's reason) if one failed, else
+Succeeded; Deleted when all are gone (an owner's deletion takes its pods with it) — and an ended
+workload is not looked at again.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import peewee
 from lens.kube.machinery.cache import Change, ChangeType, JsonObject
 from lens.kube.workloads import gpupods
 from lens.kube.workloads.podrecording import GpuPodRecorder
-from lens.kube.workloads.rows import DELETED, DONE, is_live
+from lens.kube.workloads.rows import DELETED, ended_by_pods, is_live
 from lens.store import database, models
 
 _PHASE_ORDER = {"Pending": 0, "Unknown": 0, "Running": 1, "Succeeded": 2, "Failed": 2}
@@ -109,7 +110,8 @@ class Liveness:
             ends = [gpupods.finished_at(p) or gpupods.deleted_at(p) for p in present]
             ends += [closed_at.get(p) for p in missing]
             end = max((t for t in ends if t is not None), default=self._now())
-            ended += self._end(uid, DONE if present else DELETED, end)
+            status, reason = ended_by_pods(present) if present else (DELETED, "")
+            ended += self._end(uid, status, reason, end)
         return ended
 
     def _open_workloads(self) -> dict[str, list[str]]:
@@ -147,10 +149,10 @@ class Liveness:
             found.update((str(u), at) for u, at in database.tuple_rows(query))
         return found
 
-    def _end(self, uid: str, status: str, end: datetime.datetime) -> int:
+    def _end(self, uid: str, status: str, reason: str, end: datetime.datetime) -> int:
         table = models.GpuWorkload
         return int(
-            table.update(status=status, end_at=end, updated_at=self._now())
+            table.update(status=status, status_reason=reason, end_at=end, updated_at=self._now())
             .where((table.cluster == self._cluster) & (table.uid == uid) & table.end_at.is_null())
             .execute()
         )

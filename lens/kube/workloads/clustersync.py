@@ -224,7 +224,7 @@ class ClusterSync:
         self, batch: Batch, writes: list[WorkloadWrite], digests: dict[str, str]
     ) -> None:
         for write in writes:
-            if write.state.status == workloads.DELETED:
+            if write.state.deleted:
                 self._tracked.discard(write.state.uid)
                 self._digests.pop(write.state.uid, None)
             else:

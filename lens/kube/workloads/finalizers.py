@@ -25,7 +25,6 @@ from lens.kube.machinery import apierrors, resources
 from lens.kube.machinery.cache import Change, ChangeType, JsonObject
 from lens.kube.machinery.resources import Kind
 from lens.kube.workloads import gpupods
-from lens.kube.workloads import rows as workloads
 from lens.kube.workloads.workloadrecording import WorkloadWrite
 from lens.runtime import errors
 
@@ -133,7 +132,7 @@ class FinalizerKeeper:
                 if kind is None:
                     continue
                 uid = write.state.uid
-                if write.state.status == workloads.DELETED:
+                if write.state.deleted:
                     pending = self._deletions.setdefault(uid, _Deletion(kind, self._monotonic()))
                     pending.committed = True
                     self._to_add.pop(uid, None)

@@ -15,7 +15,7 @@ import peewee
 
 from lens.kube.machinery.cache import JsonObject
 from lens.kube.workloads import gpupods
-from lens.kube.workloads.rows import DELETED, RUNNING, WorkloadState
+from lens.kube.workloads.rows import DELETED, FAILED, SUCCEEDED, WorkloadState, is_ended
 from lens.store import database, history, models, upserting
 
 
@@ -63,7 +63,7 @@ class WorkloadRecorder:
             groups.setdefault(_kept_columns(write.state), []).append(self._row(write.state, now))
         for keep, rows in groups.items():
             upserting.upsert(models.GpuWorkload, rows, keep=keep)
-        self._end_settled([w.state for w in writes if w.state.status != RUNNING])
+        self._end_settled([w.state for w in writes if is_ended(w.state.status)])
         references = [
             {
                 "cluster": self._cluster,
@@ -78,8 +78,8 @@ class WorkloadRecorder:
         return self._write_snapshots([w for w in writes if w.snapshot], now)
 
     def _end_settled(self, states: Sequence[WorkloadState]) -> None:
-        """A Done or Deleted workload keeps the end it was first stored with (its pods may be
-        gone from the caches by the time it is written again)."""
+        """An ended workload keeps the end it was first stored with (its pods may be gone
+        from the caches by the time it is written again)."""
         table = models.GpuWorkload
         for state in states:
             table.update(end_at=state.end_at).where(
@@ -97,11 +97,13 @@ class WorkloadRecorder:
             "parent_uid": state.parent_uid,
             "labels": state.labels,
             "status": state.status,
+            "status_reason": state.status_reason,
             "source": "k8s",
             "gpu_request": state.gpu_request,
             "created_at": state.created_at,
             "updated_at": now,
             "end_at": state.end_at,
+            "deleted_at": state.deleted_at,
         }
 
     def _write_snapshots(self, writes: Sequence[WorkloadWrite], now: datetime.datetime) -> int:
@@ -141,7 +143,7 @@ class WorkloadRecorder:
         table = models.GpuWorkload
         with database.session(self._db):
             rows = table.select(table.uid, table.group_version, table.kind, table.status).where(
-                (table.cluster == self._cluster) & (table.status != DELETED)
+                _not_deleted(table, self._cluster)
             )
             return [
                 StoredWorkload(
@@ -159,21 +161,30 @@ class WorkloadRecorder:
         def close() -> list[str]:
             table = models.GpuWorkload
             open_rows = table.select(table.uid).where(
-                (table.cluster == self._cluster)
+                _not_deleted(table, self._cluster)
                 & (table.group_version == group_version)
                 & (table.kind == kind)
-                & (table.status != DELETED)
             )
             gone = [str(r.uid) for r in open_rows if r.uid not in present]
             now = self._now()
             for start in range(0, len(gone), 500):
                 chunk = gone[start : start + 500]
                 mine = (table.cluster == self._cluster) & table.uid.in_(chunk)
-                table.update(status=DELETED, updated_at=now).where(mine).execute()
+                table.update(deleted_at=now, updated_at=now).where(mine).execute()
+                # What ended before it went keeps its outcome (a Job's TTL deleting it).
+                table.update(status=DELETED, status_reason="").where(
+                    mine & table.status.not_in((SUCCEEDED, FAILED))
+                ).execute()
                 table.update(end_at=now).where(mine & table.end_at.is_null()).execute()
             return gone
 
         return database.idempotent_transaction(self._db, close)
+
+
+def _not_deleted(table: type[models.GpuWorkload], cluster: str) -> peewee.ColumnBase:
+    """The cluster's workloads whose object was not seen deleted (rows written before
+    deleted_at was set say so by their status)."""
+    return (table.cluster == cluster) & table.deleted_at.is_null() & (table.status != DELETED)
 
 
 def _kept_columns(state: WorkloadState) -> tuple[str, ...]:
@@ -182,6 +193,6 @@ def _kept_columns(state: WorkloadState) -> tuple[str, ...]:
     keep = list(upserting.INSERT_ONLY_COLUMNS)
     if not state.request_is_live:
         keep.append("gpu_request")
-    if state.status != RUNNING:
+    if is_ended(state.status):
         keep.append("end_at")
     return tuple(keep)

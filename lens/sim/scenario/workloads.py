@@ -302,9 +302,13 @@ class WorkloadRunner:
         if kind == "Job":
             self._complete_job(namespace, name, len(pods), failed)
         elif kind == "PyTorchJob":
+            # The training operator's condition: reason <Kind>Failed or <Kind>Succeeded.
             condition = {
                 "type": "Failed" if failed else "Succeeded",
                 "status": "True",
+                "reason": "PyTorchJobFailed" if failed else "PyTorchJobSucceeded",
+                "message": f"PyTorchJob {namespace}/{name} "
+                + ("has failed because a replica failed." if failed else "successfully completed."),
                 "lastTransitionTime": self.cluster.now(),
             }
             api = self.kube.resource("kubeflow.org/v1", "PyTorchJob")
@@ -327,10 +331,19 @@ class WorkloadRunner:
     def _complete_job(self, namespace: str, name: str, pods: int, failed: bool) -> None:
         api = self.kube.resource("batch/v1", "Job")
         current = self.kube.store.get(api, namespace, name).get("status") or {}
+        # The Job controller's own wording (the backoff limit is the scenario's 0 retries).
         condition = {
             "type": "Failed" if failed else "Complete",
             "status": "True",
             "lastTransitionTime": self.cluster.now(),
+            **(
+                {
+                    "reason": "BackoffLimitExceeded",
+                    "message": "Job has reached the specified backoff limit",
+                }
+                if failed
+                else {}
+            ),
         }
         counts = (
             {"failed": pods}

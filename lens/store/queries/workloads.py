@@ -46,7 +46,8 @@ class WorkloadRecord:
     namespace: str
     group_version: str
     parent_uid: str
-    status: str  # Running, Done or Deleted
+    status: str  # Pending, Running, Succeeded, Failed or Deleted (kube/workloads/rows.py)
+    status_reason: str  # why it failed; '' else
     source: str
     gpu_request: int  # GPUs its live pods request (an ended one: what it last requested)
     created_at: datetime.datetime
@@ -111,6 +112,7 @@ _COLUMNS = (
     "group_version",
     "parent_uid",
     "status",
+    "status_reason",
     "source",
     "gpu_request",
     "created_at",

@@ -113,11 +113,14 @@ def test_a_phase_is_persisted_only_forward(db: peewee.Database) -> None:
     assert _liveness(db).settle(cache.get).phases_persisted == 0
 
 
-def test_a_workload_without_live_pods_ends_done_or_deleted(db: peewee.Database) -> None:
+def test_a_workload_without_live_pods_ends_as_its_pods_did_or_deleted(
+    db: peewee.Database,
+) -> None:
     with database.session(db):
-        for uid in ("a1", "a2", "b1", "c1", "d1"):
+        for uid in ("a1", "a2", "b1", "c1", "d1", "e1"):
             _pod_row(uid)
         _workload("done", ["a1", "a2"])  # its pods finished and are still there
+        _workload("fine", ["e1"])
         _workload("deleted", ["b1"])  # its pod went with it
         _workload("running", ["c1"])
         _workload("waiting", ["d1"])  # its pod is new to the store, not yet in this cache
@@ -126,11 +129,13 @@ def test_a_workload_without_live_pods_ends_done_or_deleted(db: peewee.Database) 
         "a1": _pod("a1", "Succeeded", finished="2026-11-24T09:10:00Z"),
         "a2": _pod("a2", "Failed", finished="2026-11-24T09:20:00Z"),
         "c1": _pod("c1", "Running"),
+        "e1": _pod("e1", "Succeeded", finished="2026-11-24T09:05:00Z"),
     }
     settled = _liveness(db).settle(cache.get)
-    assert (settled.pods_closed, settled.workloads_ended) == (1, 2)
+    assert (settled.pods_closed, settled.workloads_ended) == (1, 3)
     workloads = _workloads(db)
-    assert workloads["done"].status == "Done"
+    assert (workloads["done"].status, workloads["done"].status_reason) == ("Failed", "Error")
+    assert (workloads["fine"].status, workloads["fine"].status_reason) == ("Succeeded", "")
     assert workloads["done"].end_at == datetime.datetime(2026, 11, 24, 9, 20, tzinfo=datetime.UTC)
     assert (workloads["deleted"].status, workloads["deleted"].end_at) == ("Deleted", NOW)
     assert workloads["running"].end_at is None and workloads["waiting"].end_at is None

@@ -46,11 +46,13 @@ def test_the_small_scenario_lands_as_pods_workloads_and_their_tree(
     assert by_uid[replica_set[0].parent_uid].name == "vllm-serve"
     assert (rows["vllm-serve"].status, rows["vllm-serve"].gpu_request) == ("Running", 2)
     assert (rows["rayworker"].status, rows["rayworker"].gpu_request) == ("Running", 2)
-    assert rows["bad-config"].status == "Done" and rows["bad-config"].end_at is not None
+    bad = rows["bad-config"]
+    assert (bad.status, bad.status_reason) == ("Failed", "BackoffLimitExceeded")
+    assert bad.end_at is not None
     assert rows["bad-config"].gpu_request == 1, "first seen finished: what its pods requested"
     cron_runs = [w for w in rows.values() if w.kind == "Job" and w.parent_uid]
     assert by_uid[cron_runs[0].parent_uid].name == "nightly-bench"
-    assert cron_runs[0].status == "Done"
+    assert (cron_runs[0].status, cron_runs[0].status_reason) == ("Succeeded", "")
     assert "debug-shell" not in {p.name for p in models.GpuPod.select()}
     # Every GPU pod is referenced once by every level above it.
     references = [(r.workload_uid, r.pod_uid) for r in models.WorkloadPodReference.select()]
@@ -69,7 +71,7 @@ def test_workloads_follow_their_pods_and_deletions(
     sync = played.sync()
     _settle(sync, eventually)
     played.player.run_until(700)  # eval-mmlu finished at 630
-    eventually(lambda: _status("eval-mmlu") == "Done", timeout=20)
+    eventually(lambda: _status("eval-mmlu") == "Succeeded", timeout=20)
     eval_row = _workloads()["eval-mmlu"]
     assert eval_row.gpu_request == 1, "a finished workload keeps the request it last had"
     assert eval_row.end_at == datetime.datetime.fromtimestamp(
@@ -77,8 +79,10 @@ def test_workloads_follow_their_pods_and_deletions(
     )
     job = played.kube.resource("batch/v1", "Job")
     played.kube.store.delete(job, "ml", "eval-mmlu", propagation="Background")
-    eventually(lambda: _status("eval-mmlu") == "Deleted", timeout=20)
-    assert _workloads()["eval-mmlu"].end_at == eval_row.end_at, "ended when it finished"
+    eventually(lambda: _workloads()["eval-mmlu"].deleted_at is not None, timeout=20)
+    deleted = _workloads()["eval-mmlu"]
+    assert deleted.status == "Succeeded", "it ended before it was deleted"
+    assert deleted.end_at == eval_row.end_at, "ended when it finished"
 
 
 def test_a_restart_writes_nothing_twice_and_closes_what_went_meanwhile(

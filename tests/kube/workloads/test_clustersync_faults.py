@@ -49,8 +49,22 @@ TABLES = (
 def _stored() -> dict[str, set[tuple[object, ...]]]:
     workloads = set()
     for w in models.GpuWorkload.select():
-        end = w.end_at if w.status == "Done" else None  # a deletion's end is when it was seen
-        workloads.add((w.uid, w.kind, w.name, w.parent_uid, w.status, w.gpu_request, end))
+        # A deletion's end, and when it went, are when it was seen.
+        end = w.end_at if w.status in ("Succeeded", "Failed") else None
+        gone = w.deleted_at is not None
+        workloads.add(
+            (
+                w.uid,
+                w.kind,
+                w.name,
+                w.parent_uid,
+                w.status,
+                w.status_reason,
+                w.gpu_request,
+                end,
+                gone,
+            )
+        )
     return {
         "pods": {
             (p.uid, p.name, p.node_name, p.phase, p.deleted, p.running, p.gpu_allocated, p.ip)

@@ -97,10 +97,12 @@ def write_workload(
         parent_uid=parent_uid,
         labels={},
         status="Running",
+        status_reason="",
         gpu_request=len(pods),
         request_is_live=True,
         created_at=NOW - datetime.timedelta(hours=2),
         end_at=None,
+        deleted_at=None,
         pod_uids=tuple(pod_uid(p) for p in pods),
     )
     obj = {"kind": state.kind, "metadata": {"uid": uid, "resourceVersion": "1"}}

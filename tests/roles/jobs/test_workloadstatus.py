@@ -58,4 +58,4 @@ def test_pods_gone_unseen_are_closed_and_their_workloads_end(
     assert pods["deleted-unseen"].deleted and not pods["deleted-unseen"].running
     assert pods[live["metadata"]["uid"]].phase == "Succeeded"
     assert resource.gpu_model == "AMD_Instinct_MI300X"  # from the node cache, never blanked
-    assert (workloads["job-a"].status, workloads["job-b"].status) == ("Done", "Deleted")
+    assert (workloads["job-a"].status, workloads["job-b"].status) == ("Succeeded", "Deleted")

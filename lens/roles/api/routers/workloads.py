@@ -26,7 +26,16 @@ from lens.store.queries.workloadhours import Held
 from lens.store.queries.workloads import WorkloadRecord
 from lens.usage import consumers
 
-STATUS_COLORS = {"Running": "green", "Done": "blue", "Deleted": "gray"}
+# The original's colours for its statuses (Done is Succeeded), and Lens's for the others.
+STATUS_COLORS = {
+    "Pending": "yellow",
+    "Running": "green",
+    "Succeeded": "blue",
+    "Failed": "red",
+    "Deleted": "gray",
+}
+# The original's status filter value, still understood.
+STATUS_ALIASES = {"Done": "Succeeded"}
 UNKNOWN_MODEL = "unknown"  # the key of GPU-seconds on GPUs whose model is not known
 DEFAULT_SOURCE = "k8s"  # what a workload with no source came from (the original's default)
 # The latest time a range may name, in unix ms: the end of year 9999, past which no datetime goes.
@@ -37,7 +46,9 @@ WorkloadOrder = enum.Enum(  # type: ignore[misc]  # the functional API: one list
 )
 """What /v1/workloads sorts by: an allow-list, so no request text reaches ORDER BY."""
 
-WorkloadStatus = enum.Enum("WorkloadStatus", {s: s for s in STATUS_COLORS}, type=str)  # type: ignore[misc]  # as WorkloadOrder
+WorkloadStatus = enum.Enum(  # type: ignore[misc]  # as WorkloadOrder
+    "WorkloadStatus", {s: s for s in (*STATUS_COLORS, *STATUS_ALIASES)}, type=str
+)
 
 
 class SortOrder(enum.StrEnum):
@@ -73,6 +84,7 @@ def _item(row: WorkloadRecord) -> payloads.WorkloadListItem:
         gpu_allocated=row.gpu_request,
         gpu_allocation=gpu_allocation(row.gpu_seconds),
         status=row.status,
+        status_reason=row.status_reason,
         status_color=STATUS_COLORS.get(row.status, ""),
         start_at=int(row.created_at.timestamp()),
         end_at=unix(row.end_at),
@@ -87,15 +99,19 @@ def list_workloads(
     name: Annotated[str, Query(max_length=253, description="Name contains (any case).")] = "",
     kind: Annotated[str, Query(max_length=64, description="Kind, exactly.")] = "",
     namespace: Annotated[str, Query(max_length=64, description="Namespace, exactly.")] = "",
-    status: Annotated[WorkloadStatus | None, Query(description="Running, Done or Deleted.")] = None,
+    status: Annotated[
+        WorkloadStatus | None,
+        Query(description="Pending, Running, Succeeded, Failed or Deleted (Done: Succeeded)."),
+    ] = None,
     order_by: Annotated[WorkloadOrder, Query(description="What to sort by.")] = WorkloadOrder[
         "start_at"
     ],
     order: Annotated[SortOrder, Query(description="asc or desc.")] = SortOrder.desc,
 ) -> base.Envelope[payloads.WorkloadList]:
     """The top-level workloads, filtered, sorted and paginated (newest first by default)."""
+    asked = status.value if status else ""
     wanted = workloads.WorkloadFilter(
-        name=name, kind=kind, namespace=namespace, status=status.value if status else ""
+        name=name, kind=kind, namespace=namespace, status=STATUS_ALIASES.get(asked, asked)
     )
     sort = workloads.WorkloadSort(column=order_by.value, descending=order is SortOrder.desc)
     found = workloads.list_workloads(ctx.db, cluster=cluster, wanted=wanted, sort=sort, page=page)
@@ -120,6 +136,9 @@ def get_workload(
             namespace=row.namespace,
             uid=row.uid,
             gpu_allocation=gpu_allocation(row.gpu_seconds),
+            status=row.status,
+            status_reason=row.status_reason,
+            status_color=STATUS_COLORS.get(row.status, ""),
             pods=[
                 payloads.WorkloadPod(nodeName=p.node_name, podNamespace=p.namespace, podName=p.name)
                 for p in found.pods

@@ -12,6 +12,20 @@ GPU_ALLOCATION = (
 )
 
 
+STATUS = (
+    "Pending, Running, Succeeded, Failed or Deleted, as Kubernetes tells it (the original's "
+    "Done is Succeeded)."
+)
+STATUS_REASON = (
+    "Why it failed: its terminal condition's reason (BackoffLimitExceeded, DeadlineExceeded) "
+    "or its failed pod's (OOMKilled, Evicted, Error); empty unless Failed."
+)
+STATUS_COLOR = (
+    "The original's colours for its statuses: green (Running), blue (Succeeded, its Done), "
+    "gray (Deleted); yellow (Pending), red (Failed)."
+)
+
+
 class WorkloadListItem(BaseModel):
     """A top-level workload (the original's WorkloadListItem)."""
 
@@ -21,8 +35,9 @@ class WorkloadListItem(BaseModel):
     uid: str
     gpu_allocated: int = Field(description="GPUs its live pods request; ended: its last request.")
     gpu_allocation: dict[str, float] | None = Field(description=GPU_ALLOCATION)
-    status: str = Field(description="Running, Done or Deleted.")
-    status_color: str = Field(description="green (Running), blue (Done), gray (Deleted).")
+    status: str = Field(description=STATUS)
+    status_reason: str = Field(description=STATUS_REASON)
+    status_color: str = Field(description=STATUS_COLOR)
     start_at: int = Field(description="When the object was created (unix s).")
     end_at: int | None = Field(description="When it ended (unix s); null while it runs.")
     source: str
@@ -48,6 +63,9 @@ class WorkloadDetail(BaseModel):
     namespace: str
     uid: str
     gpu_allocation: dict[str, float] | None = Field(description=GPU_ALLOCATION)
+    status: str = Field(description=STATUS)
+    status_reason: str = Field(description=STATUS_REASON)
+    status_color: str = Field(description=STATUS_COLOR)
     pods: list[WorkloadPod] = Field(description="Every GPU pod it had, oldest first.")
     startTime: int = Field(description="When the object was created (unix s).")
     endTime: int | None = Field(description="When it ended (unix s); null while it runs.")

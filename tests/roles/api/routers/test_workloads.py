@@ -57,8 +57,8 @@ NEVER = rows.gpu_pod("never", node="gpu-b", gpus=8, created=-HOUR, phase="Pendin
 
 
 def _cluster(db: peewee.Database) -> None:
-    """Nodes of four and two GPUs (and one idle); five workloads, one Done and one Deleted, with
-    their pods; GPU-minutes their pods held in the hours before NOW, rolled up and summed."""
+    """Nodes of four and two GPUs (and one idle); five workloads, one Succeeded and one
+    Deleted, with their pods; GPU-minutes their pods held in the hours before NOW, rolled up and summed."""
     write_nodes(db, node("gpu-a", gpu_count=4), node("gpu-b", gpu_count=2), node("gpu-idle"))
     write_gpus(db, "gpu-a", tuple(gpu(i) for i in range(4)))
     write_gpus(db, "gpu-b", tuple(gpu(i, model="MI325X", uuid=f"B-{i}") for i in range(2)))
@@ -110,6 +110,7 @@ def test_the_list_of_top_level_workloads(db: peewee.Database, client: TestClient
                 "gpu_allocated": 6,
                 "gpu_allocation": {"MI300X": 3600.0, "MI325X": 600.0},
                 "status": "Running",
+                "status_reason": "",
                 "status_color": "green",
                 "start_at": T0 - 4 * HOUR,
                 "end_at": None,
@@ -123,6 +124,7 @@ def test_the_list_of_top_level_workloads(db: peewee.Database, client: TestClient
                 "gpu_allocated": 1,  # rs-0 alone: rs-1 finished
                 "gpu_allocation": {"MI300X": 1200.0, "unknown": 300.0},
                 "status": "Running",
+                "status_reason": "",
                 "status_color": "green",
                 "start_at": T0 - 5 * HOUR,
                 "end_at": None,
@@ -132,7 +134,7 @@ def test_the_list_of_top_level_workloads(db: peewee.Database, client: TestClient
         "total": 4,  # the ReplicaSet is not top-level
     }
     etl, gone = data(client.get("/v1/workloads", params={"page_num": 2, "page_size": 2}))["data"]  # type: ignore[index]
-    assert (etl["uid"], etl["status"], etl["status_color"]) == ("etl", "Done", "blue")
+    assert (etl["uid"], etl["status"], etl["status_color"]) == ("etl", "Succeeded", "blue")
     assert (etl["end_at"], etl["gpu_allocation"], etl["gpu_allocated"]) == (T0 - 2 * HOUR, None, 1)
     # The real end (its last pod's finish), not the row's last update (the original's).
     assert (gone["uid"], gone["status"], gone["status_color"]) == ("gj", "Deleted", "gray")
@@ -151,7 +153,9 @@ def test_filters_sorting_both_ways_and_pages(db: peewee.Database, client: TestCl
     assert _listed(client, order_by="kind", order="asc", page_size=1) == (["dep"], 4)
     assert _listed(client, kind="Job") == (["etl", "gj"], 2)
     assert _listed(client, namespace="batch") == (["gj"], 1)
-    assert _listed(client, status="Done") == (["etl"], 1)
+    assert _listed(client, status="Succeeded") == (["etl"], 1)
+    assert _listed(client, status="Done") == (["etl"], 1)  # the original's word for it
+    assert _listed(client, status="Failed") == ([], 0)
     assert _listed(client, name="ER") == (["pj", "dep"], 2)
     assert _listed(client, name="%") == ([], 0)
     assert _listed(client, page_num=3, page_size=2) == ([], 4)
@@ -167,6 +171,9 @@ def test_one_workload_with_its_pods_and_real_end(db: peewee.Database, client: Te
         "namespace": "ml",
         "uid": "pj",
         "gpu_allocation": {"MI300X": 3600.0, "MI325X": 600.0},
+        "status": "Running",
+        "status_reason": "",
+        "status_color": "green",
         "pods": [
             {"nodeName": "gpu-a", "podNamespace": "ml", "podName": "pod-pj-0"},
             {"nodeName": "gpu-b", "podNamespace": "ml", "podName": "pod-pj-1"},
@@ -185,6 +192,35 @@ def test_one_workload_with_its_pods_and_real_end(db: peewee.Database, client: Te
     assert [p["podName"] for p in below["pods"]] == ["pod-rs-1", "pod-rs-0"]
     assert error(client.get("/v1/workloads/nope"), 404) == "workload nope not found"
     assert error(client.get("/v1/workloads/pj", params={"cluster": "c2"}), 404)
+
+
+def test_a_failed_workload_says_why(db: peewee.Database, client: TestClient) -> None:
+    failed = {
+        **rows.workload("bad", "Job", name="bad-config", api_version="batch/v1"),
+        "status": {
+            "conditions": [
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "BackoffLimitExceeded",
+                    "lastTransitionTime": rows.stamp(-HOUR),
+                }
+            ]
+        },
+    }
+    pod = rows.gpu_pod("bad-0", node="gpu-a", gpus=1, owner=failed, phase="Failed")
+    rows.write_cluster(db, workloads=(failed,), pods=(pod,))
+    assert _listed(client, status="Failed") == (["bad"], 1)
+    (item,) = data(client.get("/v1/workloads"))["data"]  # type: ignore[index]
+    assert (item["status"], item["status_reason"], item["status_color"]) == (
+        "Failed",
+        "BackoffLimitExceeded",
+        "red",
+    )
+    assert item["end_at"] == T0 - HOUR
+    detail = data(client.get("/v1/workloads/bad"))
+    assert isinstance(detail, dict)
+    assert (detail["status"], detail["status_reason"]) == ("Failed", "BackoffLimitExceeded")
 
 
 def test_the_hierarchy_below_a_workload(db: peewee.Database, client: TestClient) -> None:
