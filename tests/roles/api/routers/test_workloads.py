@@ -58,7 +58,8 @@ NEVER = rows.gpu_pod("never", node="gpu-b", gpus=8, created=-HOUR, phase="Pendin
 
 def _cluster(db: peewee.Database) -> None:
     """Nodes of four and two GPUs (and one idle); five workloads, one Succeeded and one
-    Deleted, with their pods; GPU-minutes their pods held in the hours before NOW, rolled up and summed."""
+    Deleted, with their pods; GPU-minutes their pods held in the hours before NOW, rolled up
+    and summed."""
     write_nodes(db, node("gpu-a", gpu_count=4), node("gpu-b", gpu_count=2), node("gpu-idle"))
     write_gpus(db, "gpu-a", tuple(gpu(i) for i in range(4)))
     write_gpus(db, "gpu-b", tuple(gpu(i, model="MI325X", uuid=f"B-{i}") for i in range(2)))
