@@ -106,8 +106,11 @@ class MinuteCorrector:
 
     def _expire(self, gpu: _Gpu, now: float) -> None:
         horizon = now - self.look_back_seconds
-        for start in [s for s in gpu.kept if s + MINUTE <= horizon]:
-            del gpu.kept[start]
+        kept = gpu.kept
+        # Oldest first, as minutes close in order; one closed again after the clock stepped
+        # back waits behind newer ones, still bounded by the look-back.
+        while kept and (start := next(iter(kept))) + MINUTE <= horizon:
+            del kept[start]
             gpu.forgotten = max(gpu.forgotten, start + MINUTE)
 
 
