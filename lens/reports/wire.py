@@ -37,10 +37,11 @@ DEVICE_CHARS = 64  # an RDMA device's or a counter's or a sensor's name
 MAX_COUNT = 2**63 - 1  # a signed 64-bit column
 
 
-def gpu_minutes_record(minutes: Sequence[GpuMinute]) -> pb.Record:
-    """A Record (sequence and time unset: the outbox sets them) carrying `minutes`."""
+def gpu_minutes_record(minutes: Sequence[GpuMinute], *, correction: bool = False) -> pb.Record:
+    """A Record (sequence and time unset: the outbox sets them) carrying `minutes`; with
+    `correction`, minutes sent before, sent again with holders learnt since."""
     record = pb.Record()
-    record.gpu_minutes.items.extend(_gpu_minute(m) for m in minutes)
+    record.gpu_minutes.items.extend(_gpu_minute(m, correction=correction) for m in minutes)
     return record
 
 
@@ -50,9 +51,10 @@ def port_minutes_record(minutes: Sequence[PortMinute]) -> pb.Record:
     return record
 
 
-def _gpu_minute(minute: GpuMinute) -> rpb.GpuMinute:
+def _gpu_minute(minute: GpuMinute, *, correction: bool) -> rpb.GpuMinute:
     wire = rpb.GpuMinute(
         start=minute.start,
+        correction=correction,
         uuid=usable_text(minute.uuid, UUID_CHARS),
         index=_int32(minute.index),
         pci_bus_id=usable_text(minute.pci_bus_id, PCI_CHARS),
@@ -145,6 +147,11 @@ def _int32(value: int) -> int:
 def gpu_minutes(record: pb.Record) -> tuple[GpuMinute, ...]:
     """The GPU-minutes a record carries; WireError when the store cannot hold one of them."""
     return tuple(_read_gpu_minute(m) for m in record.gpu_minutes.items)
+
+
+def corrections(record: pb.Record) -> int:
+    """How many of the GPU-minutes a record carries are corrections."""
+    return sum(1 for m in record.gpu_minutes.items if m.correction)
 
 
 def port_minutes(record: pb.Record) -> tuple[PortMinute, ...]:

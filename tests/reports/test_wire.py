@@ -98,6 +98,22 @@ def test_port_minutes_arrive_as_sent(minutes: list[PortMinute]) -> None:
     assert wire.port_minutes(_sent(wire.port_minutes_record(minutes))) == tuple(minutes)
 
 
+@given(st.lists(gpu_minutes, min_size=1, max_size=4))
+def test_a_correction_arrives_as_the_minutes_it_corrects_and_says_so(
+    minutes: list[GpuMinute],
+) -> None:
+    """A correction is the minute sent again whole: read as any minute (a server older than the
+    flag stores it so), the flag only counted."""
+    corrected = _sent(wire.gpu_minutes_record(minutes, correction=True))
+    assert wire.gpu_minutes(corrected) == tuple(minutes)
+    assert wire.corrections(corrected) == len(minutes)
+    assert wire.corrections(_sent(wire.gpu_minutes_record(minutes))) == 0
+    unflagged = pb.Record.FromString(corrected.SerializeToString())
+    for item in unflagged.gpu_minutes.items:
+        item.ClearField("correction")  # as an agent older than the flag sends it
+    assert unflagged.gpu_minutes == _sent(wire.gpu_minutes_record(minutes)).gpu_minutes
+
+
 def _minute(**changes: object) -> GpuMinute:
     fields: dict[str, object] = {
         "start": 600,

@@ -3,8 +3,9 @@ GPU- and port-minutes and device inventories decoded from agents' records and wr
 transaction of their batch, so that they are committed with the stream's sequence — none lost
 across restarts of either side, none written twice.
 
-Minutes repeated within a batch (an agent whose clock stepped back reports a minute again) are
-written once, the later report winning, as the store keeps the later report across batches.
+Minutes repeated within a batch (an agent whose clock stepped back reports a minute again, or
+corrects it with a holder learnt late) are written once, the later report winning, as the store
+keeps the later report across batches.
 Inventories are applied in the order they were recorded.
 """
 
@@ -32,6 +33,11 @@ class RecordingMetrics:
             "rdma_port).",
             ("device",),
         )
+        self.corrections = metrics.counter(
+            "lens_reports_corrections_received_total",
+            "GPU-minutes received again from node agents as corrections (a holder of theirs "
+            "learnt late), each replacing the minute stored, and committed.",
+        )
         self.refused = metrics.counter(
             "lens_reports_minutes_refused_total",
             "Minutes not stored because they were older than the minutes' retention or more "
@@ -50,6 +56,7 @@ class RecordingMetrics:
 class _Minutes:
     gpu: tuple[GpuMinute, ...] = ()
     ports: tuple[PortMinute, ...] = ()
+    corrections: int = 0  # of `gpu`
 
 
 @dataclasses.dataclass(slots=True)
@@ -57,6 +64,7 @@ class PreparedReports:
     minutes: PreparedMinutes
     gpu_minutes: int
     port_minutes: int
+    corrections: int
     inventories: tuple[DeviceInventory, ...]
     changes: dict[str, int] = dataclasses.field(default_factory=dict)  # op -> rows, once written
 
@@ -76,7 +84,7 @@ class ReportRecorder:
     def decode(self, record: pb.Record) -> object:
         body = record.WhichOneof("body")
         if body == "gpu_minutes":
-            return _Minutes(gpu=wire.gpu_minutes(record))
+            return _Minutes(gpu=wire.gpu_minutes(record), corrections=wire.corrections(record))
         if body == "port_minutes":
             return _Minutes(ports=wire.port_minutes(record))
         return inventorywire.device_inventory(record)
@@ -85,8 +93,10 @@ class ReportRecorder:
         gpu: dict[tuple[str, int], GpuMinute] = {}
         ports: dict[tuple[str, int, int], PortMinute] = {}
         inventories: list[DeviceInventory] = []
+        corrections = 0
         for value in values:
             if isinstance(value, _Minutes):
+                corrections += value.corrections
                 gpu.update(((m.uuid, m.start), m) for m in value.gpu)
                 ports.update(((m.device, m.port, m.start), m) for m in value.ports)
             elif isinstance(value, DeviceInventory):
@@ -95,6 +105,7 @@ class ReportRecorder:
             minutes=self._minutes.prepare(node, list(gpu.values()), list(ports.values())),
             gpu_minutes=len(gpu),
             port_minutes=len(ports),
+            corrections=corrections,
             inventories=tuple(inventories),
         )
 
@@ -118,6 +129,7 @@ class ReportRecorder:
         assert isinstance(prepared, PreparedReports)
         self._metrics.minutes.labels("gpu").inc(prepared.gpu_minutes)
         self._metrics.minutes.labels("rdma_port").inc(prepared.port_minutes)
+        self._metrics.corrections.inc(prepared.corrections)
         dropped = prepared.minutes.dropped
         self._metrics.refused.labels("too_old").inc(dropped.too_old)
         self._metrics.refused.labels("too_new").inc(dropped.too_new)

@@ -18,6 +18,7 @@ from lens.containers.model import Container, ContainerEvent, EventType, Record
 from lens.devices.gpu import Vendor
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.reports import inventorywire, wire
+from lens.reports.corrections import Lost, MinuteCorrector
 from lens.reports.gpuminutes import GpuMinute, GpuMinuteSummariser
 from lens.reports.inventory import DeviceInventory, GpuFacts, RdmaFacts, fill_unknown
 from lens.reports.portminutes import PortMinute, PortMinuteSummariser
@@ -50,6 +51,16 @@ class ReportMetrics:
         self.inventories = metrics.counter(
             "lens_reports_inventories_total",
             "Device inventories put on the event stream (at start and on each change).",
+        )
+        self.corrections = metrics.counter(
+            "lens_reports_corrections_total",
+            "GPU-minutes put on the event stream again, re-attributed, because a container "
+            "holding the GPU in them was learnt of after they were sent.",
+        )
+        self.uncorrected = metrics.counter(
+            "lens_reports_uncorrected_held_seconds_total",
+            "GPU-seconds held by containers learnt of too late to correct the minutes they fell "
+            "in (past the look-back): those minutes count the seconds as idle.",
         )
 
 
@@ -129,6 +140,7 @@ class DeviceReports:
         self._gpus = GpuMinuteSummariser(
             interval_seconds=gpu_interval_seconds, holdings=self._held.of
         )
+        self._corrector = MinuteCorrector()
         self._ports = PortMinuteSummariser(interval_seconds=rdma_interval_seconds)
         self._sampler = conversions.PortSampler()
         self._fed: dict[str, float] = {}  # collection -> the time of the one fed last
@@ -147,6 +159,7 @@ class DeviceReports:
         if gpu_minutes:
             self._put(wire.gpu_minutes_record(gpu_minutes))
             self._metrics.minutes.labels("gpu").inc(len(gpu_minutes))
+        self._correct(gpu_minutes, now)
         if port_minutes:
             self._put(wire.port_minutes_record(port_minutes))
             self._metrics.minutes.labels("rdma_port").inc(len(port_minutes))
@@ -155,6 +168,39 @@ class DeviceReports:
             self._metrics.dropped.inc(dropped - self._dropped)
             self._dropped = dropped
         self._report_inventory(now)
+
+    def _correct(self, sent: list[GpuMinute], now: float) -> None:
+        """Send again, whole, the minutes sent before a holder of theirs was learnt."""
+        for minute in sent:
+            # The holdings it was attributed from: only refresh changes them, before any close.
+            self._corrector.closed(minute, self._held.of(minute.uuid))
+        learnt = self._corrector.learn(self._held.of, now=now)
+        if learnt.corrected:
+            self._put(wire.gpu_minutes_record(learnt.corrected, correction=True))
+            self._metrics.corrections.inc(len(learnt.corrected))
+        if learnt.lost:
+            self._report_lost(learnt.lost)
+
+    def _report_lost(self, lost: tuple[Lost, ...]) -> None:
+        """Counted, and logged once per container: a holder is new to a GPU only once (unless
+        its container's devices change back and forth: its seconds are then counted again)."""
+        by_container: dict[str, list[Lost]] = {}
+        for item in lost:
+            by_container.setdefault(item.holding.holder.container_id, []).append(item)
+        for container_id, items in by_container.items():
+            seconds = sum(item.seconds for item in items)
+            self._metrics.uncorrected.inc(seconds)
+            holder = items[0].holding.holder
+            log.warning(
+                "container learnt of too late to attribute all its GPU time",
+                extra={
+                    "container_id": container_id,
+                    "pod": f"{holder.namespace}/{holder.pod_name}",
+                    "gpus": sorted({item.holding.gpu_uuid for item in items}),
+                    "unattributed_seconds": round(seconds, 3),
+                    "look_back_seconds": self._corrector.look_back_seconds,
+                },
+            )
 
     def _new(self, name: str, at: float) -> bool:
         if self._fed.get(name) == at:

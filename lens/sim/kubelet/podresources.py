@@ -2,6 +2,7 @@
 
 List, GetAllocatableResources and Get answer from the node's pods and the device allocator, as
 the kubelet does: pods without devices appear with empty device lists, init containers too.
+While `unavailable()` says so, List answers UNAVAILABLE, as a kubelet restarting does.
 """
 
 from __future__ import annotations
@@ -46,13 +47,22 @@ def pod_resources(pod: JsonObject, allocator: DeviceAllocator) -> api_pb2.PodRes
 
 
 class PodResourcesService(api_pb2_grpc.PodResourcesListerServicer):
-    def __init__(self, pods: Callable[[], list[JsonObject]], allocator: DeviceAllocator) -> None:
+    def __init__(
+        self,
+        pods: Callable[[], list[JsonObject]],
+        allocator: DeviceAllocator,
+        *,
+        unavailable: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._pods = pods
         self._allocator = allocator
+        self._unavailable = unavailable
 
     def List(
         self, request: api_pb2.ListPodResourcesRequest, context: grpc.ServicerContext
     ) -> api_pb2.ListPodResourcesResponse:
+        if self._unavailable():
+            context.abort(grpc.StatusCode.UNAVAILABLE, "kubelet not serving pod resources")
         return api_pb2.ListPodResourcesResponse(
             pod_resources=[pod_resources(p, self._allocator) for p in self._pods()]
         )
@@ -88,15 +98,20 @@ class PodResourcesService(api_pb2_grpc.PodResourcesListerServicer):
 
 
 def serve(
-    socket_path: Path, pods: Callable[[], list[JsonObject]], allocator: DeviceAllocator
+    socket_path: Path,
+    pods: Callable[[], list[JsonObject]],
+    allocator: DeviceAllocator,
+    *,
+    unavailable: Callable[[], bool] = lambda: False,
 ) -> grpc.Server:
-    """PodResourcesLister on a unix socket at `socket_path` (replaced if there), started."""
+    """PodResourcesLister on a unix socket at `socket_path` (replaced if there), started; List
+    fails while `unavailable()`."""
     socket_path.parent.mkdir(parents=True, exist_ok=True)
     socket_path.unlink(missing_ok=True)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     # Generated code, untyped.
     api_pb2_grpc.add_PodResourcesListerServicer_to_server(  # type: ignore[no-untyped-call]
-        PodResourcesService(pods, allocator), server
+        PodResourcesService(pods, allocator, unavailable=unavailable), server
     )
     server.add_insecure_port(f"unix://{socket_path}")
     server.start()

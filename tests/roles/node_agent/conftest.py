@@ -30,8 +30,8 @@ MakeAgent = Callable[..., NodeAgent]
 
 @pytest.fixture
 def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
-    """make_agent(tree, nvml=None, kubelet=None, events=None, **node_agent_settings) -> a built
-    NodeAgent."""
+    """make_agent(tree, nvml=None, kubelet=None, events=None, containers=None,
+    **node_agent_settings) -> a built NodeAgent (containers: no runtime followed unless given)."""
     built: list[NodeAgent] = []
 
     def make(
@@ -41,6 +41,7 @@ def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
         kubelet: KubeletConfig | None = None,
         tool_timeout: float = 10,
         events: EventsConfig | None = None,
+        containers: ContainersConfig | None = None,
         **settings: object,
     ) -> NodeAgent:
         config = Config(
@@ -49,7 +50,7 @@ def make_agent(clock: FakeClock) -> Iterator[MakeAgent]:
             service=ServiceConfig(loop_jitter_ratio=0),
             kubelet=kubelet or KubeletConfig(),
             node_agent=NodeAgentConfig(node_name="gpu-node-1", **settings),
-            containers=ContainersConfig(containerd_address=""),
+            containers=containers or ContainersConfig(containerd_address=""),
             events=events or EventsConfig(),
         )
         process = Process(

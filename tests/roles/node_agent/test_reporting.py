@@ -5,6 +5,7 @@ never from a collection that failed."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 import pytest
 
@@ -13,6 +14,7 @@ from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort, RdmaSnapshot
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.reports import inventorywire, wire
+from lens.reports.corrections import LOOK_BACK_MINUTES
 from lens.reports.gpuminutes import GpuMinute
 from lens.reports.inventory import DeviceInventory
 from lens.roles.node_agent.reporting import ENDED_KEPT_SECONDS, DeviceReports, ReportMetrics
@@ -69,6 +71,7 @@ class Node:
     reports: DeviceReports
     records: list[pb.Record]
     containers: list[Container]
+    metrics: SelfMetrics
 
     def cycle(self, *, busy: float = 0.5, serial: str = "S0", gpu_ok: bool = True) -> None:
         now = self.clock.time()
@@ -105,6 +108,7 @@ def node() -> Node:
     state = AgentState(clock.time)
     records: list[pb.Record] = []
     containers: list[Container] = []
+    metrics = SelfMetrics(process=False)
     reports = DeviceReports(
         state=state,
         present=lambda vendor: vendor == "amd",
@@ -112,9 +116,9 @@ def node() -> Node:
         rdma_interval_seconds=1.0,
         put=records.append,
         containers=lambda: list(containers),
-        metrics=ReportMetrics(SelfMetrics(process=False)),
+        metrics=ReportMetrics(metrics),
     )
-    return Node(clock, state, reports, records, containers)
+    return Node(clock, state, reports, records, containers, metrics)
 
 
 def test_a_minute_holds_the_gpus_figures_and_the_seconds_each_container_held_it(
@@ -206,3 +210,48 @@ def test_port_minutes_count_the_bytes_sent(node: Node) -> None:
     minutes = [m for r in node.bodies("port_minutes") for m in wire.port_minutes(r)]
     second = [m for m in minutes if m.start == MINUTE + 60]
     assert [(m.device, m.port, m.transmit_bytes) for m in second] == [("mlx5_0", 1, 60_000)]
+
+
+def _corrections(node: Node) -> list[pb.Record]:
+    return [r for r in node.bodies("gpu_minutes") if wire.corrections(r)]
+
+
+def test_a_container_learnt_late_has_the_minutes_sent_without_it_sent_again(node: Node) -> None:
+    """Its pod-resources lookup failed: the agent lists it 70 s after it started."""
+    container = _holder("c1", MINUTE + 40, gpu=1)
+    node.run_until(MINUTE + 110)
+    node.containers.append(container)
+    node.run_until(MINUTE + 125)
+    (record,) = _corrections(node)
+    (corrected,) = wire.gpu_minutes(record)
+    assert (corrected.start, corrected.uuid, corrected.samples) == (MINUTE, "GPU-1", 60)
+    (share,) = corrected.held_by.shares
+    assert (share.holder.pod_name, share.seconds) == ("pod-c1", pytest.approx(20))
+    assert corrected.held_by.idle_seconds == pytest.approx(40)
+    # The next minute closed after it was learnt: attributed as it was sent.
+    (second,) = [m for m in node.gpu_minutes() if m.start == MINUTE + 60 and m.uuid == "GPU-1"]
+    assert second.held_by.shares[0].seconds == pytest.approx(60)
+    node.run_until(MINUTE + 200)
+    assert len(_corrections(node)) == 1
+    assert _sample(node, "lens_reports_corrections_total") == 1
+    assert _sample(node, "lens_reports_uncorrected_held_seconds_total") == 0
+
+
+def test_a_container_learnt_past_the_look_back_is_counted_and_logged_once(
+    node: Node, caplog: pytest.LogCaptureFixture
+) -> None:
+    node.run_until(MINUTE + LOOK_BACK_MINUTES * 60 + 130)
+    # Held GPU 0 from the agent's start for 75 s, learnt when its first two minutes had left
+    # the look-back: 60 s of the first and 15 s of the second are lost, none corrected.
+    node.containers.append(_holder("c1", MINUTE, gpu=0, exited_at=MINUTE + 75, status="Exit"))
+    with caplog.at_level(logging.WARNING):
+        node.run_until(MINUTE + LOOK_BACK_MINUTES * 60 + 200)
+    assert _corrections(node) == []
+    assert _sample(node, "lens_reports_uncorrected_held_seconds_total") == pytest.approx(75)
+    (line,) = [r for r in caplog.records if r.name == "lens.roles.node_agent.reporting"]
+    assert line.getMessage() == "container learnt of too late to attribute all its GPU time"
+    assert (line.container_id, line.gpus) == ("c1", ["GPU-0"])  # type: ignore[attr-defined]
+
+
+def _sample(node: Node, name: str) -> float | None:
+    return node.metrics.registry.get_sample_value(name)

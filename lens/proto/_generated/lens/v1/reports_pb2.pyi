@@ -39,7 +39,7 @@ class Share(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., pod_name: _Optional[str] = ..., container: _Optional[str] = ..., pod_uid: _Optional[str] = ..., container_id: _Optional[str] = ..., held_seconds: _Optional[float] = ..., seconds: _Optional[float] = ...) -> None: ...
 
 class GpuMinute(_message.Message):
-    __slots__ = ("start", "uuid", "index", "pci_bus_id", "samples", "expected_samples", "utilization_mean_ratio", "utilization_max_ratio", "memory_activity_mean_ratio", "vram_used_mean_bytes", "vram_used_max_bytes", "power_mean_watts", "energy_joules", "temperatures_max_celsius", "held_by", "idle_seconds")
+    __slots__ = ("start", "uuid", "index", "pci_bus_id", "samples", "expected_samples", "utilization_mean_ratio", "utilization_max_ratio", "memory_activity_mean_ratio", "vram_used_mean_bytes", "vram_used_max_bytes", "power_mean_watts", "energy_joules", "temperatures_max_celsius", "held_by", "idle_seconds", "correction")
     START_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +56,7 @@ class GpuMinute(_message.Message):
     TEMPERATURES_MAX_CELSIUS_FIELD_NUMBER: _ClassVar[int]
     HELD_BY_FIELD_NUMBER: _ClassVar[int]
     IDLE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    CORRECTION_FIELD_NUMBER: _ClassVar[int]
     start: int
     uuid: str
     index: int
@@ -72,7 +73,8 @@ class GpuMinute(_message.Message):
     temperatures_max_celsius: _containers.RepeatedCompositeFieldContainer[Reading]
     held_by: _containers.RepeatedCompositeFieldContainer[Share]
     idle_seconds: float
-    def __init__(self, start: _Optional[int] = ..., uuid: _Optional[str] = ..., index: _Optional[int] = ..., pci_bus_id: _Optional[str] = ..., samples: _Optional[int] = ..., expected_samples: _Optional[int] = ..., utilization_mean_ratio: _Optional[float] = ..., utilization_max_ratio: _Optional[float] = ..., memory_activity_mean_ratio: _Optional[float] = ..., vram_used_mean_bytes: _Optional[float] = ..., vram_used_max_bytes: _Optional[int] = ..., power_mean_watts: _Optional[float] = ..., energy_joules: _Optional[float] = ..., temperatures_max_celsius: _Optional[_Iterable[_Union[Reading, _Mapping]]] = ..., held_by: _Optional[_Iterable[_Union[Share, _Mapping]]] = ..., idle_seconds: _Optional[float] = ...) -> None: ...
+    correction: bool
+    def __init__(self, start: _Optional[int] = ..., uuid: _Optional[str] = ..., index: _Optional[int] = ..., pci_bus_id: _Optional[str] = ..., samples: _Optional[int] = ..., expected_samples: _Optional[int] = ..., utilization_mean_ratio: _Optional[float] = ..., utilization_max_ratio: _Optional[float] = ..., memory_activity_mean_ratio: _Optional[float] = ..., vram_used_mean_bytes: _Optional[float] = ..., vram_used_max_bytes: _Optional[int] = ..., power_mean_watts: _Optional[float] = ..., energy_joules: _Optional[float] = ..., temperatures_max_celsius: _Optional[_Iterable[_Union[Reading, _Mapping]]] = ..., held_by: _Optional[_Iterable[_Union[Share, _Mapping]]] = ..., idle_seconds: _Optional[float] = ..., correction: _Optional[bool] = ...) -> None: ...
 
 class PortMinutes(_message.Message):
     __slots__ = ("items",)
