@@ -26,6 +26,25 @@ def utilization_percent(cluster: str, minute: datetime.datetime) -> dict[str, fl
     return {str(node): 100.0 * float(mean) for node, mean in database.tuple_rows(query)}
 
 
+def gpu_models(cluster: str) -> dict[str, str]:
+    """Per node, the model its present GPUs report (the greatest, should they differ): the
+    name the GPU gives itself ("AMD Instinct MI300X"), where a node label must spell it
+    without spaces ("AMD_Instinct_MI300X")."""
+    device = models.GpuDevice
+    query = (
+        device.select(device.node_name, peewee.fn.MAX(device.gpu_model))
+        .where(
+            (device.cluster == cluster)
+            & device.deleted_at.is_null()
+            & device.gpu_model.is_null(False)
+            & (device.gpu_model != "")
+        )
+        .group_by(device.node_name)
+        .tuples()
+    )
+    return {str(node): str(model) for node, model in database.tuple_rows(query) if model}
+
+
 def driver_versions(cluster: str) -> dict[str, str]:
     """Per node, the driver version its present GPUs report (the greatest, should they differ)."""
     device = models.GpuDevice

@@ -43,12 +43,19 @@ class NodeRow:
 
 
 def node_row(
-    facts: NodeFacts, *, allocated: int, utilization_percent: float | None, driver_version: str
+    facts: NodeFacts,
+    *,
+    allocated: int,
+    utilization_percent: float | None,
+    driver_version: str,
+    gpu_model: str = "",
 ) -> NodeRow:
+    """The node's row; `gpu_model`: its GPUs' own name from the agent's inventory ('' not
+    reported: the GPU model label's value is kept)."""
     return NodeRow(
         name=facts.name,
         address=facts.address,
-        gpu_name=facts.gpu_model,
+        gpu_name=gpu_model or facts.gpu_model,
         gpu_count=facts.gpu_capacity,
         gpu_allocation=allocated,
         gpu_utilization=utilization_percent,

@@ -52,12 +52,14 @@ class NodeInfo:
         with database.session(self._db):
             busy = nodes.utilization_percent(cluster, minute)
             drivers = nodes.driver_versions(cluster)
+            named = nodes.gpu_models(cluster)
         rows = [
             node_row(
                 f,
                 allocated=allocated.get(f.name, 0),
                 utilization_percent=busy.get(f.name),
                 driver_version=drivers.get(f.name, ""),
+                gpu_model=named.get(f.name, ""),
             )
             for f in facts
         ]

@@ -50,6 +50,7 @@ class NodeRecord:
     cpu: str
     cpu_count: int
     memory: str
+    memory_bytes: int | None  # None: the node's capacity did not say
     os: str
     kernel_version: str
     kubelet_version: str

@@ -20,7 +20,7 @@ from lens.reports.gpuminutes import GpuMinute
 from lens.reports.samples import Holder
 from lens.reports.storing import hours, minutes
 from lens.runtime.clock import FakeClock
-from lens.store import database
+from lens.store import database, freshness
 from lens.usage import gpuhours, idlestore, workloads
 from lens.usage.idle import IdleInterval, IdleTracker
 from tests.roles.api.conftest import CLUSTER, NOW, gpu, node, write_gpus, write_nodes
@@ -195,13 +195,17 @@ def sum_days(
     now: datetime.datetime,
     label_key: str = "team",
 ) -> None:
-    """Roll the minutes up into hours, then sum `days` into gpu_hours_daily, as the jobs do."""
+    """Roll the minutes up into hours, then sum `days` into gpu_hours_daily, as the jobs do,
+    saying the sums are as of `now` (every minute written is in them)."""
     hours.roll_up(db, cluster=CLUSTER, now=now)
     with database.session(db):
         models = gpuhours.gpu_models(CLUSTER)
         for day in days:
             groups = gpuhours.day_hours(CLUSTER, day, label_key=label_key, gpu_models=models)
             gpuhours.save_day(CLUSTER, day, groups)
+    freshness.record(
+        db, cluster=CLUSTER, figure=freshness.GPU_HOURS, as_of=now, interval_seconds=60
+    )
 
 
 # --- the scenarios the tests of the three routes and their queries share -------------------

@@ -1,6 +1,6 @@
 """The node info job: a row per GPU node with its facts, allocation and utilization, written only
 when something changed — a run where nothing changed writes 0 rows and asks the API nothing —
-and the nodes' figures said to be as of each run."""
+the GPU model as the GPUs name themselves, and the nodes' figures said to be as of each run."""
 
 from __future__ import annotations
 
@@ -47,7 +47,12 @@ def test_node_rows_follow_the_cluster_and_are_not_rewritten(
         _gpu_minute("gpu-a", "g0", 0.9)
         _gpu_minute("gpu-a", "g1", 0.5)
         models.GpuDevice.create(
-            cluster="default", node_name="gpu-a", uuid="g0", gpu_id=0, driver_version="6.8.5"
+            cluster="default",
+            node_name="gpu-a",
+            uuid="g0",
+            gpu_id=0,
+            driver_version="6.8.5",
+            gpu_model="AMD Instinct MI300X",
         )
     clock = FakeClock(start_time=NOW.timestamp())
     with watching(api_client) as caches:
@@ -68,5 +73,7 @@ def test_node_rows_follow_the_cluster_and_are_not_rewritten(
     a, b = rows["gpu-a"], rows["gpu-b"]
     assert (a.gpu_count, a.gpu_allocation, a.status, a.driver_version) == (8, 4, "Ready", "6.8.5")
     assert a.gpu_utilization is not None and abs(a.gpu_utilization - 70.0) < 1e-9
-    assert a.gpu_name == "AMD_Instinct_MI300X" and a.cpu_count == 192
+    # The GPUs' own name where the agent reported them; the label's (no spaces) where not.
+    assert (a.gpu_name, b.gpu_name) == ("AMD Instinct MI300X", "AMD_Instinct_MI300X")
+    assert a.cpu_count == 192
     assert (b.status, b.gpu_allocation, b.gpu_utilization) == ("Unknown", 0, None)

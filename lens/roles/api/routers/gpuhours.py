@@ -18,10 +18,11 @@ from fastapi.responses import Response
 
 from lens.roles.api import envelope
 from lens.roles.api.envelope import ParameterError
-from lens.roles.api.routers import params
+from lens.roles.api.routers import measured, params
 from lens.roles.api.routers.gpus import workload_payload
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import usage as payloads
+from lens.store import freshness
 from lens.store.queries import gpuhours
 from lens.store.queries.reading import Page
 from lens.usage import dailyreport
@@ -155,6 +156,7 @@ def gpu_hours(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
     page: Annotated[Page, Depends(params.page)],
+    now: Annotated[datetime.datetime, Depends(params.now)],
     start: Annotated[datetime.date, Query(description="First UTC day (YYYY-MM-DD).")],
     end: Annotated[datetime.date, Query(description="Last UTC day (YYYY-MM-DD), included.")],
     group_by: Annotated[
@@ -185,8 +187,13 @@ def gpu_hours(
         sort=gpuhours.HoursSort(column=order_by.value, descending=desc),
         page=None if as_csv else page,
     )
+    known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.GPU_HOURS])
     listed = payloads.GpuHoursList(
-        data=[row_payload(row) for row in found.rows], total=found.total, start=start, end=end
+        data=[row_payload(row) for row in found.rows],
+        total=found.total,
+        start=start,
+        end=end,
+        measured=measured.of_freshness(known.get(freshness.GPU_HOURS), now),
     )
     # The same URL answers JSON or CSV by Accept: a cache must keep them apart.
     if not as_csv:

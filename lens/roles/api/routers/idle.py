@@ -13,10 +13,11 @@ from fastapi import APIRouter, Depends, Query
 
 from lens.roles.api import envelope
 from lens.roles.api.envelope import ParameterError
-from lens.roles.api.routers import params
+from lens.roles.api.routers import measured, params
 from lens.roles.api.routers.gpus import workload_payload
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import usage as payloads
+from lens.store import freshness
 from lens.store.queries import idle
 from lens.store.queries.reading import Page
 
@@ -78,6 +79,7 @@ def list_idle(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
     page: Annotated[Page, Depends(params.page)],
+    now: Annotated[datetime.datetime, Depends(params.now)],
     start: Seconds = None,
     end: Seconds = None,
     namespace: Annotated[str, Query(max_length=63, description="This namespace only.")] = "",
@@ -103,12 +105,14 @@ def list_idle(
         )
         for n in found.namespaces
     ]
+    known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.IDLE])
     listed = payloads.IdleList(
         data=[idle_payload(row) for row in found.rows],
         total=found.total,
         namespaces=namespaces,
         start=start if during else None,
         end=end if during else None,
+        measured=measured.of_freshness(known.get(freshness.IDLE), now),
     )
     return envelope.ok(listed)
 

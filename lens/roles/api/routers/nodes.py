@@ -82,12 +82,13 @@ def list_nodes(
 
 
 def get_node(
-    ctx: Context, cluster: Cluster, name: NodeName
+    ctx: Context, cluster: Cluster, name: NodeName, now: Now
 ) -> base.Envelope[payloads.GpuNodeDetail]:
     """One node; 404 when the cluster has no such node."""
     row = nodes.get_node(ctx.db, cluster=cluster, name=name)
     if row is None:
         raise NotFoundError(f"node {name}")
+    known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.NODES])
     detail = payloads.GpuNodeDetail(
         name=row.name,
         health=row.status,
@@ -98,6 +99,12 @@ def get_node(
         static_gpu_details=_times(row.gpu_count, row.gpu_name),
         kubelet_version=row.kubelet_version,
         containerd_version=row.containerd_version,
+        cpu_count=row.cpu_count,
+        cpu_model=row.cpu or None,
+        memory_bytes=row.memory_bytes,
+        gpu_count=row.gpu_count,
+        gpu_model=row.gpu_name,
+        measured=measured.of_freshness(known.get(freshness.NODES), now),
     )
     return envelope.ok(detail)
 

@@ -17,9 +17,11 @@ from fastapi import APIRouter, Depends, Path, Query
 
 from lens.roles.api import envelope
 from lens.roles.api.envelope import NotFoundError, ParameterError
-from lens.roles.api.routers import params
+from lens.roles.api.routers import measured, params
 from lens.roles.api.schemas import base
 from lens.roles.api.schemas import workloads as payloads
+from lens.roles.api.schemas.measured import Measured
+from lens.store import freshness
 from lens.store.queries import hierarchy, nodeworkloads, storage, training, workloads
 from lens.store.queries.reading import Page, reading
 from lens.store.queries.workloadhours import Held
@@ -59,6 +61,7 @@ class SortOrder(enum.StrEnum):
 Cluster = Annotated[str, Depends(params.cluster)]
 Paged = Annotated[Page, Depends(params.page)]
 Context = Annotated[params.Context, Depends(params.context)]
+Now = Annotated[datetime.datetime, Depends(params.now)]
 NodeName = Annotated[str, Path(min_length=1, max_length=253, description="The node's name.")]
 Uid = Annotated[str, Path(min_length=1, max_length=64, description="The workload's uid.")]
 Milliseconds = Annotated[int, Query(ge=0, le=MAX_MILLISECONDS, description="Unix ms.")]
@@ -96,6 +99,7 @@ def list_workloads(
     ctx: Context,
     cluster: Cluster,
     page: Paged,
+    now: Now,
     name: Annotated[str, Query(max_length=253, description="Name contains (any case).")] = "",
     kind: Annotated[str, Query(max_length=64, description="Kind, exactly.")] = "",
     namespace: Annotated[str, Query(max_length=64, description="Namespace, exactly.")] = "",
@@ -115,9 +119,13 @@ def list_workloads(
     )
     sort = workloads.WorkloadSort(column=order_by.value, descending=order is SortOrder.desc)
     found = workloads.list_workloads(ctx.db, cluster=cluster, wanted=wanted, sort=sort, page=page)
-    return envelope.ok(
-        payloads.WorkloadList(data=[_item(row) for row in found.rows], total=found.total)
+    known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.PODS, freshness.GPU_HOURS])
+    when = payloads.WorkloadListMeasured(
+        status=measured.of_freshness(known.get(freshness.PODS), now),
+        gpu_hours=measured.of_freshness(known.get(freshness.GPU_HOURS), now),
     )
+    rows = [_item(row) for row in found.rows]
+    return envelope.ok(payloads.WorkloadList(data=rows, total=found.total, measured=when))
 
 
 def get_workload(
@@ -228,7 +236,7 @@ def storage_stat(ctx: Context, cluster: Cluster) -> base.Envelope[payloads.Stora
 
 
 def node_workloads(
-    ctx: Context, cluster: Cluster, page: Paged, name: NodeName
+    ctx: Context, cluster: Cluster, page: Paged, name: NodeName, now: Now
 ) -> base.Envelope[payloads.NodeWorkloadList]:
     """The top-level workloads with running GPU pods on the node, by name; 404 for an unknown
     node."""
@@ -248,7 +256,11 @@ def node_workloads(
         )
         for row in found.rows
     ]
-    return envelope.ok(payloads.NodeWorkloadList(data=rows, total=found.total))
+    return envelope.ok(
+        payloads.NodeWorkloadList(
+            data=rows, total=found.total, measured=_pods_measured(ctx, cluster, now)
+        )
+    )
 
 
 def node_history(
@@ -295,7 +307,7 @@ def _consumer(found: consumers.Consumer, pods: tuple[workloads.PodPlace, ...]) -
 
 
 def cluster_consumers(
-    ctx: Context, cluster: Cluster, page: Paged
+    ctx: Context, cluster: Cluster, page: Paged, now: Now
 ) -> base.Envelope[payloads.ConsumerList]:
     """The top-level workloads with running GPU pods, most GPUs first, as the jobs' consumers
     count them: each pod once with its request, utilization from its own GPU-minutes."""
@@ -309,7 +321,17 @@ def cluster_consumers(
         )
     pods = workloads.running_pods(ctx.db, cluster=cluster, owners=[c.uid for c in shown])
     rows = [_consumer(c, pods.get(c.uid, ())) for c in shown]
-    return envelope.ok(payloads.ConsumerList(data=rows, total=len(groups)))
+    return envelope.ok(
+        payloads.ConsumerList(
+            data=rows, total=len(groups), measured=_pods_measured(ctx, cluster, now)
+        )
+    )
+
+
+def _pods_measured(ctx: Context, cluster: str, now: datetime.datetime) -> Measured:
+    """Figures of the controller's pods: as of its last heartbeat."""
+    known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.PODS])
+    return measured.of_freshness(known.get(freshness.PODS), now)
 
 
 def router() -> APIRouter:

@@ -40,13 +40,21 @@ class GpuNodeDetail(BaseModel):
 
     name: str
     health: str = Field(description="The node's status.")
-    cpu: str = Field(description='"<count> X <model>".')
-    memory: str
+    cpu: str = Field(description='"<count> X <model>" (the original\'s text).')
+    memory: str = Field(description="Capacity memory as the node states it (2113459300Ki).")
     os: str
     gpu_driver_version: str
     static_gpu_details: str = Field(description='"<count> X <model>".')
     kubelet_version: str
     containerd_version: str
+    cpu_count: int = Field(description="CPUs, from the node's capacity.")
+    cpu_model: str | None = Field(
+        description="The CPU model (jobs.node_cpu_model_label); null: no label says."
+    )
+    memory_bytes: int | None = Field(description="Capacity memory in bytes; null: unknown.")
+    gpu_count: int
+    gpu_model: str = Field(description="As the GPUs name themselves, else the node's label.")
+    measured: Measured = Field(description="These facts: the jobs' node info.")
 
 
 class GpuDeviceInfo(BaseModel):

@@ -8,6 +8,8 @@ import datetime
 
 from pydantic import BaseModel, Field
 
+from lens.roles.api.schemas.measured import Measured
+
 
 class Workload(BaseModel):
     """A top-level workload (or, in GPU-hours, a pod without an owner: kind Pod)."""
@@ -96,6 +98,9 @@ class IdleList(BaseModel):
     namespaces: list[NamespaceIdle] = Field(description="Totals over every interval matching.")
     start: int | None = Field(description="The range asked (unix s); null: idle now.")
     end: int | None
+    measured: Measured = Field(
+        description="The intervals: the jobs' idle GPUs, through the minute they read last."
+    )
 
 
 class GpuHoursGroup(BaseModel):
@@ -123,3 +128,6 @@ class GpuHoursList(BaseModel):
     total: int = Field(description="Rows (group and model) on every page.")
     start: datetime.date = Field(description="The first UTC day summed.")
     end: datetime.date = Field(description="The last UTC day summed (included).")
+    measured: Measured = Field(
+        description="The sums: the jobs' GPU-hours, through the minutes the rollup had then."
+    )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from lens.roles.api.schemas.measured import Measured
+
 GPU_ALLOCATION = (
     "GPU-seconds held, by GPU model (`unknown`: a GPU the agents' inventory did not name), as "
     "the node agents saw the workload's containers hold GPUs; null: none seen."
@@ -43,9 +45,15 @@ class WorkloadListItem(BaseModel):
     source: str
 
 
+class WorkloadListMeasured(BaseModel):
+    status: Measured = Field(description="Statuses and GPUs: the controller's watch.")
+    gpu_hours: Measured = Field(description="gpu_allocation: the jobs' GPU-hours.")
+
+
 class WorkloadList(BaseModel):
     data: list[WorkloadListItem]
     total: int = Field(description="Workloads matching the filters, on every page.")
+    measured: WorkloadListMeasured
 
 
 class WorkloadPod(BaseModel):
@@ -111,6 +119,7 @@ class NodeWorkload(BaseModel):
 class NodeWorkloadList(BaseModel):
     data: list[NodeWorkload]
     total: int
+    measured: Measured = Field(description="The controller's watch of pods.")
 
 
 class NodeWorkloadHistoryItem(BaseModel):
@@ -156,6 +165,7 @@ class Consumer(BaseModel):
 class ConsumerList(BaseModel):
     data: list[Consumer]
     total: int
+    measured: Measured = Field(description="Pods and GPUs: the controller's watch of pods.")
 
 
 class StorageStat(BaseModel):

@@ -27,6 +27,8 @@ OAM = 'MI325X, "OAM"'
 # 6 min at 0 % on a GPU of unknown model: 0.1, 0, 0.1; day 2 12 min at 25 % on MI300X: 0.2,
 # 0.05, 0.2.
 P3 = {"uid": "p3", "kind": "Pod", "name": "pod-p3", "namespace": "dev"}
+# When hours_cluster summed the days: 06:00 on the second (its minutes from 05:00, an hour on).
+SUMMED = datetime.datetime(2026, 11, 22, 6, tzinfo=datetime.UTC)
 
 
 def _rows(client: TestClient, **query: Any) -> list[tuple[object, ...]]:
@@ -68,6 +70,8 @@ def test_per_namespace_over_both_days_most_held_first(
         "total": 4,
         "start": "2026-11-21",
         "end": "2026-11-22",
+        # As of the sums (an hour into the second day), long ago by this test's clock.
+        "measured": {"as_of": int(SUMMED.timestamp()), "stale": True},
     }
 
 
@@ -200,6 +204,7 @@ def test_an_empty_table(db: peewee.Database, client: TestClient) -> None:
         "total": 0,
         "start": "2026-11-21",
         "end": "2026-11-22",
+        "measured": {"as_of": None, "stale": True},  # never summed
     }
     # Nothing kept by any label yet: no label can be answered, but the one the jobs keep.
     message = error(client.get("/v1/gpuHours", params={**BOTH, "group_by": "label:team"}), 400)

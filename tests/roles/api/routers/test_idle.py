@@ -126,7 +126,15 @@ def test_filters_sorting_and_pages(db: peewee.Database, client: TestClient) -> N
 
 
 def test_nothing_idle(client: TestClient) -> None:
-    empty = {"data": [], "total": 0, "namespaces": [], "start": None, "end": None}
+    never = {"as_of": None, "stale": True}
+    empty = {
+        "data": [],
+        "total": 0,
+        "namespaces": [],
+        "start": None,
+        "end": None,
+        "measured": never,
+    }
     assert _listed(client) == empty
     assert _listed(client, start=B, end=B + 60) == {**empty, "start": B, "end": B + 60}
     assert _listed(client, cluster="c2")["total"] == 0

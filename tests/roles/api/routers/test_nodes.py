@@ -133,6 +133,10 @@ def test_the_cluster_parameter_reads_another_clusters_rows(
 
 def test_one_node_and_an_unknown_one(db: peewee.Database, client: TestClient) -> None:
     write_nodes(db, node("gpu-a"), node("gpu-b", cpu="", taints=json.dumps([{"key": "k"}])))
+    freshness.record(
+        db, cluster=CLUSTER, figure=freshness.NODES, as_of=at(T0 - 5), interval_seconds=30
+    )
+    at_wall_time(client, NOW)
     assert data(client.get("/v1/nodes/gpu-a")) == {
         "name": "gpu-a",
         "health": "Ready",
@@ -143,9 +147,16 @@ def test_one_node_and_an_unknown_one(db: peewee.Database, client: TestClient) ->
         "static_gpu_details": "8 X AMD Instinct MI300X",
         "kubelet_version": "v1.30.2",
         "containerd_version": "containerd://1.7.13",
+        "cpu_count": 192,
+        "cpu_model": "AMD EPYC 9654",
+        "memory_bytes": 2113459300 * 1024,
+        "gpu_count": 8,
+        "gpu_model": "AMD Instinct MI300X",
+        "measured": {"as_of": int(T0) - 5, "stale": False},
     }
     detail = data(client.get("/v1/nodes/gpu-b"))
     assert isinstance(detail, dict) and detail["cpu"] == "192 X unknown"
+    assert (detail["cpu_count"], detail["cpu_model"]) == (192, None)
     assert error(client.get("/v1/nodes/nowhere"), 404) == "node nowhere not found"
     assert error(client.get("/v1/nodes/gpu-a", params={"cluster": "c2"}), 404)
 

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from lens.storage.classes import StorageBackend
 from lens.storage.rows import StorageRow, StorageRows
 from lens.storage.usage import ABSENT, VolumeUsage
-from lens.store import database, models, upserting
+from lens.store import database, freshness, models, upserting
 from tests.roles.api import workloadrows as rows
 from tests.roles.api.conftest import (
     CLUSTER,
@@ -28,6 +28,7 @@ from tests.roles.api.conftest import (
     write_gpus,
     write_nodes,
 )
+from tests.roles.api.seriesrows import at_wall_time
 
 HOUR = 3600
 PJ = rows.workload("pj", "PyTorchJob", name="bert", created=-4 * HOUR)
@@ -56,7 +57,7 @@ ORPH = rows.gpu_pod("orph", node="gpu-b", gpus=1, owner=GHOST, created=-90 * 60,
 NEVER = rows.gpu_pod("never", node="gpu-b", gpus=8, created=-HOUR, phase="Pending")
 
 
-def _cluster(db: peewee.Database) -> None:
+def _cluster(db: peewee.Database, client: TestClient) -> None:
     """Nodes of four and two GPUs (and one idle); five workloads, one Succeeded and one
     Deleted, with their pods; GPU-minutes their pods held in the hours before NOW, rolled up
     and summed."""
@@ -90,6 +91,16 @@ def _cluster(db: peewee.Database) -> None:
         db, node="gpu-a", pod=RS_1, gpu_uuids=("GPU-7",), first=T0 - 2 * HOUR, loads=[None] * 5
     )
     rows.sum_gpu_hours(db)
+    # The controller watched until 10 s before NOW; the GPU-hours were summed at NOW.
+    freshness.record(db, cluster=CLUSTER, figure=freshness.PODS, as_of=WATCHED, interval_seconds=30)
+    freshness.record(
+        db, cluster=CLUSTER, figure=freshness.GPU_HOURS, as_of=NOW, interval_seconds=60
+    )
+    at_wall_time(client, NOW)
+
+
+WATCHED = NOW - datetime.timedelta(seconds=10)
+PODS_MEASURED = {"as_of": int(WATCHED.timestamp()), "stale": False}
 
 
 def _listed(client: TestClient, **query: str | int) -> tuple[list[str], int]:
@@ -99,7 +110,7 @@ def _listed(client: TestClient, **query: str | int) -> tuple[list[str], int]:
 
 
 def test_the_list_of_top_level_workloads(db: peewee.Database, client: TestClient) -> None:
-    _cluster(db)
+    _cluster(db, client)
     listed = data(client.get("/v1/workloads", params={"page_size": 2}))
     assert listed == {
         "data": [
@@ -133,6 +144,10 @@ def test_the_list_of_top_level_workloads(db: peewee.Database, client: TestClient
             },
         ],
         "total": 4,  # the ReplicaSet is not top-level
+        "measured": {
+            "status": PODS_MEASURED,
+            "gpu_hours": {"as_of": int(T0), "stale": False},
+        },
     }
     etl, gone = data(client.get("/v1/workloads", params={"page_num": 2, "page_size": 2}))["data"]  # type: ignore[index]
     assert (etl["uid"], etl["status"], etl["status_color"]) == ("etl", "Succeeded", "blue")
@@ -143,7 +158,7 @@ def test_the_list_of_top_level_workloads(db: peewee.Database, client: TestClient
 
 
 def test_filters_sorting_both_ways_and_pages(db: peewee.Database, client: TestClient) -> None:
-    _cluster(db)
+    _cluster(db, client)
     assert _listed(client) == (["pj", "dep", "etl", "gj"], 4)
     assert _listed(client, order="asc") == (["gj", "etl", "dep", "pj"], 4)
     # Running workloads have no end: last either way, then by uid.
@@ -164,7 +179,7 @@ def test_filters_sorting_both_ways_and_pages(db: peewee.Database, client: TestCl
 
 
 def test_one_workload_with_its_pods_and_real_end(db: peewee.Database, client: TestClient) -> None:
-    _cluster(db)
+    _cluster(db, client)
     assert data(client.get("/v1/workloads/pj")) == {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
@@ -225,7 +240,7 @@ def test_a_failed_workload_says_why(db: peewee.Database, client: TestClient) -> 
 
 
 def test_the_hierarchy_below_a_workload(db: peewee.Database, client: TestClient) -> None:
-    _cluster(db)
+    _cluster(db, client)
     assert data(client.get("/v1/workloads/dep/hierarchy")) == {
         "kind": "Deployment",
         "name": "serve",
@@ -263,7 +278,7 @@ def _training(db: peewee.Database) -> None:
 
 
 def test_training_performance_is_a_bare_array(db: peewee.Database, client: TestClient) -> None:
-    _cluster(db)
+    _cluster(db, client)
     _training(db)
     ms = T0 * 1000
     answer = client.get(
@@ -289,7 +304,7 @@ def test_training_performance_is_a_bare_array(db: peewee.Database, client: TestC
 
 def test_workload_metadata(db: peewee.Database, client: TestClient) -> None:
     assert data(client.get("/v1/workloadMetadata")) == {"namespaces": [], "kinds": []}
-    _cluster(db)
+    _cluster(db, client)
     assert data(client.get("/v1/workloadMetadata")) == {
         "namespaces": ["batch", "ml"],
         "kinds": ["Deployment", "Job", "PyTorchJob"],
@@ -297,7 +312,7 @@ def test_workload_metadata(db: peewee.Database, client: TestClient) -> None:
 
 
 def test_a_nodes_running_workloads(db: peewee.Database, client: TestClient) -> None:
-    _cluster(db)
+    _cluster(db, client)
     listed = data(client.get("/v1/nodes/gpu-a/workloads"))
 
     def row(kind: str, name: str, uid: str, total: int, here: int) -> dict[str, object]:
@@ -319,20 +334,26 @@ def test_a_nodes_running_workloads(db: peewee.Database, client: TestClient) -> N
             row("Deployment", "serve", "dep", 1, 1),
         ],
         "total": 3,
+        "measured": PODS_MEASURED,
     }
     second = data(client.get("/v1/nodes/gpu-a/workloads", params={"page_num": 2, "page_size": 1}))
-    assert second == {"data": [row("Pod", "pod-bare", "bare", 1, 1)], "total": 3}
+    assert second == {
+        "data": [row("Pod", "pod-bare", "bare", 1, 1)],
+        "total": 3,
+        "measured": PODS_MEASURED,
+    }
     other = data(client.get("/v1/nodes/gpu-b/workloads"))
     assert isinstance(other, dict) and other["total"] == 1
     assert (other["data"][0]["gpu_allocated"], other["data"][0]["gpu_allocated_node"]) == (6, 2)
-    assert data(client.get("/v1/nodes/gpu-idle/workloads")) == {"data": [], "total": 0}
+    idle = data(client.get("/v1/nodes/gpu-idle/workloads"))
+    assert idle == {"data": [], "total": 0, "measured": PODS_MEASURED}
     assert error(client.get("/v1/nodes/nowhere/workloads"), 404) == "node nowhere not found"
 
 
 def test_a_nodes_history_with_pods_of_unknown_workloads(
     db: peewee.Database, client: TestClient
 ) -> None:
-    _cluster(db)
+    _cluster(db, client)
     listed = data(client.get("/v1/nodes/gpu-b/workloadsHistory"))
     assert isinstance(listed, dict) and listed["total"] == 4  # the Pending pod never ran
     orph, old, etl, gone = listed["data"]
@@ -375,7 +396,7 @@ def test_a_nodes_history_with_pods_of_unknown_workloads(
 def test_consumers_are_top_level_with_their_own_utilization(
     db: peewee.Database, client: TestClient
 ) -> None:
-    _cluster(db)
+    _cluster(db, client)
     now = time.time()
     first = int(now) // 60 * 60 - 180  # three minutes ago, inside the five-minute window
     # pj's pods: two GPUs at 0.2 then 0.4, one at 0.9 twice: (4 * 0.3 + 2 * 0.9) / 6 = 0.5.
@@ -428,7 +449,9 @@ def test_consumers_are_top_level_with_their_own_utilization(
     assert data(client.get("/v1/clusters/consumers", params={"cluster": "c2"})) == {
         "data": [],
         "total": 0,
+        "measured": {"as_of": None, "stale": True},  # no controller watched c2
     }
+    assert listed["measured"] == PODS_MEASURED
 
 
 def _backend(kind: str) -> StorageBackend:
@@ -523,7 +546,7 @@ def test_a_range_holding_too_many_iterations_is_refused(
 ) -> None:
     from lens.store.queries import training
 
-    _cluster(sqlite_db)
+    _cluster(sqlite_db, sqlite_client)
     _training(sqlite_db)
     monkeypatch.setattr(training, "MAX_ROWS", 2)
     query = {"start": 0, "end": T0 * 1000}

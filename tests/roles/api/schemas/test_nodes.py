@@ -31,6 +31,13 @@ def test_the_originals_names() -> None:
         "static_gpu_details",
         "kubelet_version",
         "containerd_version",
+        # Lens's own beside them: the same facts as numbers, and when they were read.
+        "cpu_count",
+        "cpu_model",
+        "memory_bytes",
+        "gpu_count",
+        "gpu_model",
+        "measured",
     }
     # The original's six fields, and the GPU's uuid beside them.
     assert _fields(nodes.GpuDeviceInfo) == {

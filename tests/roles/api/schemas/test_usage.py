@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 
 from lens.roles.api.schemas import usage
+from lens.roles.api.schemas.measured import Measured
 
 
 def test_unknown_figures_are_null_and_required() -> None:
@@ -32,12 +33,17 @@ def test_unknown_figures_are_null_and_required() -> None:
 
 def test_days_are_iso_dates() -> None:
     listed = usage.GpuHoursList(
-        data=[], total=0, start=datetime.date(2026, 11, 1), end=datetime.date(2026, 11, 30)
+        data=[],
+        total=0,
+        start=datetime.date(2026, 11, 1),
+        end=datetime.date(2026, 11, 30),
+        measured=Measured(as_of=None, stale=True),
     )
     assert listed.model_dump(mode="json") == {
         "data": [],
         "total": 0,
         "start": "2026-11-01",
         "end": "2026-11-30",
+        "measured": {"as_of": None, "stale": True},
     }
     assert usage.GpuHoursList.model_json_schema()["properties"]["start"]["format"] == "date"
