@@ -84,6 +84,12 @@ def newest_minute(
     return gpu.minute.python_value(found)  # type: ignore[no-any-return]  # an aware datetime
 
 
+def readings_stale(newest: datetime.datetime, now: datetime.datetime) -> bool:
+    """Whether `newest`, the newest minute stored, says the agents stopped reporting: a minute
+    is stored moments after it ends, so one that ended over two minutes ago is late."""
+    return now - (newest + MINUTE) > 2 * MINUTE
+
+
 def minute_stale(minute: datetime.datetime, now: datetime.datetime) -> bool:
     """Whether `minute`, the latest complete one at `now`, is stale: it is read a minute after
     it ended (SETTLE), and a newer one is due each minute; two minutes more and the agents'

@@ -1,25 +1,51 @@
-"""/v1/about: this API's version, its default cluster, the labels GPU-hours can be grouped by
-and whether the cluster is simulated — what the dashboard shows and offers from it."""
+"""/v1/about: this API's version, its default cluster, the labels GPU-hours can be grouped by,
+whether the cluster is simulated and when each source of its figures last fed them — what the
+dashboard shows and offers from it."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Annotated
 
+import peewee
 from fastapi import APIRouter, Depends
 
 import lens
 from lens.roles.api import envelope
-from lens.roles.api.routers import params
+from lens.roles.api.routers import measured, params
 from lens.roles.api.schemas import base
-from lens.roles.api.schemas.about import About
-from lens.store.queries import gpuhours
+from lens.roles.api.schemas.about import About, Sources
+from lens.roles.api.schemas.measured import Measured
+from lens.store import freshness
+from lens.store.queries import gpuhours, seriesnow
+
+
+def sources(db: peewee.Database, cluster: str, now: datetime.datetime) -> Sources:
+    known = freshness.read(
+        db,
+        cluster=cluster,
+        figures=[freshness.PODS, freshness.NODES, freshness.IDLE, freshness.GPU_HOURS],
+    )
+    newest = seriesnow.newest_minute(db, cluster=cluster, now=now)
+    return Sources(
+        controller=measured.of_freshness(known.get(freshness.PODS), now),
+        node_info=measured.of_freshness(known.get(freshness.NODES), now),
+        agents=Measured(
+            as_of=None if newest is None else int(newest.timestamp()),
+            stale=newest is None or seriesnow.readings_stale(newest, now),
+        ),
+        idle=measured.of_freshness(known.get(freshness.IDLE), now),
+        gpu_hours=measured.of_freshness(known.get(freshness.GPU_HOURS), now),
+    )
 
 
 def about(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
+    now: Annotated[datetime.datetime, Depends(params.now)],
 ) -> base.Envelope[About]:
-    """What this API serves: its version, the cluster, GPU-hours' label keys."""
+    """What this API serves: its version, the cluster, GPU-hours' label keys, and when what
+    feeds its figures last did."""
     kept = set(gpuhours.label_keys(ctx.db, cluster=cluster))
     if ctx.team_label:
         kept.add(ctx.team_label)
@@ -33,6 +59,7 @@ def about(
             now=ctx.wall_time(),
             clock_rate=ctx.clock_rate,
             max_page_size=ctx.max_page_size,
+            sources=sources(ctx.db, cluster, now),
         )
     )
 

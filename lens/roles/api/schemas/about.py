@@ -4,6 +4,21 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from lens.roles.api.schemas.measured import Measured
+
+
+class Sources(BaseModel):
+    """What feeds the figures, and when each last did: a client tells "nothing yet" from
+    "nothing is running" (never measured: as_of null) and from "it stopped" (stale)."""
+
+    controller: Measured = Field(description="`lens controller`'s watch of pods and workloads.")
+    node_info: Measured = Field(description="`lens jobs`' node info (the nodes table).")
+    agents: Measured = Field(
+        description="The node agents' readings: the newest GPU-minute stored (as_of its start)."
+    )
+    idle: Measured = Field(description="`lens jobs`' idle GPUs.")
+    gpu_hours: Measured = Field(description="`lens jobs`' GPU-hours per day.")
+
 
 class About(BaseModel):
     version: str = Field(description="Lens's version.")
@@ -24,3 +39,4 @@ class About(BaseModel):
     max_page_size: int = Field(
         description="The largest page_size a list takes (api.max_page_size)."
     )
+    sources: Sources
