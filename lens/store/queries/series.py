@@ -10,12 +10,15 @@ a bucket without data has no point, never a made-up 0:
   hour's mean weighs the minutes reported in it, a minute of unknown utilization among them);
 * VRAM utilization: the same mean of VRAM in use over the GPU's VRAM (gpu_devices.vram_bytes,
   from the agents' inventory), in percent;
-* allocation: see `allocation_percent`.
+* allocation: a node's, see `allocation_percent`; the cluster's, the seconds pods held GPUs over
+  the GPU-seconds the cluster had (capacity.py) in the part of the bucket its minutes cover —
+  as the allocation now counts it, a lost node's GPUs kept in the cluster.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import decimal
 from collections import defaultdict
 from collections.abc import Iterable
@@ -24,6 +27,7 @@ from typing import Any
 import peewee
 
 from lens.store import database, models
+from lens.store.queries import capacity
 from lens.store.queries.reading import reading
 from lens.store.queries.timerange import Resolution, TimeRange, bucket
 
@@ -214,7 +218,8 @@ def cluster_gpus(cluster: str) -> int:
 def _cluster_buckets(
     db: peewee.Database, *, t: Tables, cluster: str, span: TimeRange
 ) -> Iterable[tuple[Any, ...]]:
-    """(bucket, utilization sum, its weight, VRAM ratio sum, its weight, GPU-minutes)."""
+    """(bucket, utilization sum, its weight, VRAM ratio sum, its weight, GPU-minutes, first and
+    last minute or hour of it reported)."""
     device = models.GpuDevice
     number = bucket(db, t.gpu_field(t.at), span)
     vram = t.gpu_field("vram_used_mean_bytes") / peewee.fn.NULLIF(device.vram_bytes, 0)
@@ -224,6 +229,8 @@ def _cluster_buckets(
             *weighted(t.gpu_field("utilization_mean_ratio"), t.weight),
             *weighted(vram, t.weight),
             peewee.fn.SUM(t.weight),
+            peewee.fn.MIN(t.gpu_field(t.at)),
+            peewee.fn.MAX(t.gpu_field(t.at)),
         )
         .join(
             device,
@@ -239,6 +246,34 @@ def _cluster_buckets(
     return database.tuple_rows(query)
 
 
+def _unix(stored: object) -> float:
+    """A minute or hour column's value as read back (text on SQLite), in unix seconds."""
+    moment: datetime.datetime = models.GpuMinuteReport.minute.python_value(stored)
+    return moment.timestamp()
+
+
+def _newest_end(cluster: str, span: TimeRange) -> float:
+    """The end of the newest minute stored in the range (the range's end when none)."""
+    gpu = models.GpuMinuteReport
+    newest = (
+        gpu.select(peewee.fn.MAX(gpu.minute))
+        .where((gpu.cluster == cluster) & (gpu.minute >= span.first) & (gpu.minute < span.last))
+        .scalar()
+    )
+    if newest is None:
+        return float(span.end)
+    return _unix(newest) + MINUTE_SECONDS
+
+
+def cluster_allocation_percent(held: float, gpu_seconds: float) -> float | None:
+    """The seconds pods held GPUs over the GPU-seconds the cluster had, in percent (at most
+    100: a container may be attributed from its start before its GPU's first inventory);
+    None when the cluster had no GPU."""
+    if gpu_seconds <= 0:
+        return None
+    return min(100.0, 100.0 * held / gpu_seconds)
+
+
 def cluster_history(db: peewee.Database, *, cluster: str, span: TimeRange) -> ClusterHistory:
     """The cluster's allocation, utilization and VRAM utilization per bucket of `span`: one
     figure per bucket for the whole cluster (the original concatenated per-node VRAM series
@@ -251,10 +286,17 @@ def cluster_history(db: peewee.Database, *, cluster: str, span: TimeRange) -> Cl
         t = tables(resolution)
         rows = list(_cluster_buckets(db, t=t, cluster=cluster, span=span))
         held = held_seconds(db, t=t, cluster=cluster, span=span)
+        had = capacity.cluster_capacity(cluster)
+        newest = _newest_end(cluster, span)
+    unit = 60.0 if t.at == "minute" else 3600.0
     allocation, utilization, vram = {}, {}, {}
-    for number, busy, busy_weight, used, used_weight, minutes in rows:
+    for number, busy, busy_weight, used, used_weight, _minutes, first, last in rows:
         b = int(number)
-        allocation[b] = allocation_percent(held.get(b, 0.0), float(minutes or 0))
+        # The part of the bucket its rows cover: from its first minute (or hour) to the end of
+        # its last, no later than the newest minute stored (an hour still filling).
+        start = _unix(first)
+        end = min(_unix(last) + unit, newest)
+        allocation[b] = cluster_allocation_percent(held.get(b, 0.0), had.seconds(start, end))
         utilization[b] = mean(busy, busy_weight, scale=100.0)
         vram[b] = mean(used, used_weight, scale=100.0)
     return ClusterHistory(

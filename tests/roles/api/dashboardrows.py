@@ -16,7 +16,8 @@ import peewee
 
 from lens.reports.gpuminutes import GpuMinute
 from lens.reports.samples import Holder
-from tests.roles.api.conftest import GIB, gpu, node, write_gpus, write_nodes
+from lens.store import freshness
+from tests.roles.api.conftest import CLUSTER, GIB, gpu, node, write_gpus, write_nodes
 from tests.roles.api.seriesrows import write_training
 from tests.roles.api.usagerows import (
     JsonObject,
@@ -142,3 +143,13 @@ def living_cluster(db: peewee.Database, now: float) -> None:
     today = datetime.datetime.fromtimestamp(now, datetime.UTC).date()
     days = {today, at(first).date()}
     sum_days(db, sorted(days), now=at(now))
+    # As the loops that wrote the rows would say: the nodes and pods as of now, the idle GPUs
+    # through the last minute.
+    for figure, as_of, interval in (
+        (freshness.NODES, now, 30),
+        (freshness.PODS, now, 30),
+        (freshness.IDLE, latest + MINUTE, 60),
+    ):
+        freshness.record(
+            db, cluster=CLUSTER, figure=figure, as_of=at(as_of), interval_seconds=interval
+        )

@@ -1,5 +1,6 @@
 """Series per step from the report tables on every engine: allocation from the pods' shares of
-GPU-minutes, the hourly rollup for long ranges, unknown nodes, empty tables."""
+GPU-minutes (the cluster's over the GPUs it had), the hourly rollup for long ranges, unknown
+nodes, empty tables."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_long_ranges_read_hours(db: peewee.Database) -> None:
 
 def test_a_large_clusters_long_range_reads_hours(db: peewee.Database) -> None:
     """Three days of minutes of 120 GPUs would be 518,400 rows: too many, hours are read."""
-    write_gpus(db, "big", tuple(gpu(i) for i in range(120)))
+    write_gpus(db, "big", tuple(gpu(i) for i in range(120)), time=S - 60)
     write_minutes(db, "big", [gpu_minute(S, 0, held=[("p1", 60)], utilization_mean_ratio=0.5)])
     span = TimeRange(start=S + 60 - 3 * DAY, end=S + 60, step=60)
     empty = series.ClusterHistory(allocation=(), utilization=(), vram=())
@@ -79,7 +80,8 @@ def test_a_large_clusters_long_range_reads_hours(db: peewee.Database) -> None:
     assert series.cluster_history(db, cluster="c2", span=span) == empty
     roll_up(db)
     assert series.cluster_history(db, cluster="c1", span=span) == series.ClusterHistory(
-        allocation=(series.Point(timestamp=S, value=100.0),),
+        # One GPU of the 120 held for the minute the hour has so far.
+        allocation=(series.Point(timestamp=S, value=pytest.approx(100.0 / 120)),),
         utilization=(series.Point(timestamp=S, value=50.0),),
         vram=(),
     )
@@ -98,3 +100,32 @@ def test_the_pure_figures() -> None:
     assert series.mean(None, 0) is None and series.mean(0.0, 0) is None
     assert series.allocation_percent(30.0, 1.0) == 50.0
     assert series.allocation_percent(0.0, 0.0) is None
+
+
+def test_the_clusters_allocation_is_of_its_gpus_whoever_reported(db: peewee.Database) -> None:
+    """A lost node's GPUs keep their capacity (as the allocation now counts them), and a GPU
+    counts from its first inventory: a cluster's first minute is not a whole one."""
+    write_gpus(db, "up", (gpu(0), gpu(1)), time=S + 40)  # the agent's first inventory, 40 s in
+    write_gpus(db, "lost", (gpu(0), gpu(1)), time=S + 40)  # its agent never reported a minute
+    write_minutes(
+        db,
+        "up",
+        [
+            gpu_minute(S, 0, held=[("p1", 20)]),  # held from the container's start, 40 s in
+            gpu_minute(S + 60, 0, held=[("p1", 60)]),
+            gpu_minute(S + 60, 1),
+        ],
+    )
+    span = TimeRange(start=S, end=S + 120, step=60)
+    found = series.cluster_history(db, cluster="c1", span=span)
+    # S: 20 s held of the 4 GPUs' 20 s each; S+60: one of four GPUs held.
+    assert found.allocation == (
+        series.Point(timestamp=S, value=25.0),
+        series.Point(timestamp=S + 60, value=25.0),
+    )
+
+
+def test_the_clusters_allocation_is_at_most_all_of_it() -> None:
+    assert series.cluster_allocation_percent(90.0, 60.0) == 100.0  # attributed before inventory
+    assert series.cluster_allocation_percent(30.0, 60.0) == 50.0
+    assert series.cluster_allocation_percent(0.0, 0.0) is None

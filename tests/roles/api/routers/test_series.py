@@ -92,9 +92,10 @@ def test_gpu_metrics_of_a_node_without_minutes_and_of_an_unknown_one(
 
 
 def _cluster_minutes(db: peewee.Database) -> None:
-    """Three nodes, gpu-c without an inventory (its VRAM unknown)."""
-    write_gpus(db, "gpu-a", (gpu(0), gpu(1)))  # 192 GiB each
-    write_gpus(db, "gpu-b", (gpu(0, vram_bytes=100 * GIB),))
+    """Three nodes, gpu-c without an inventory (its VRAM unknown, its GPU in no capacity): the
+    cluster's three GPUs known since ten minutes before S."""
+    write_gpus(db, "gpu-a", (gpu(0), gpu(1)), time=S - 600)  # 192 GiB each
+    write_gpus(db, "gpu-b", (gpu(0, vram_bytes=100 * GIB),), time=S - 600)
     write_minutes(
         db,
         "gpu-a",
@@ -126,10 +127,11 @@ def test_the_clusters_history_is_one_figure_per_step(
     window = {"start": S, "end": S + 180, "step": 60}
     history = data(client.get("/v1/nodes/gpuUtilizationHistory", params=window))
     # S: utilization (40 + 80 + 0) / 3 (gpu-b's unknown); VRAM (25 + 50 + 25) / 3 (gpu-c's
-    # VRAM size unknown); held 60 + 30 s of 4 GPU-minutes. S+60: gpu-a's GPU 0 alone, held.
-    # S+120: gpu-b's, held, VRAM unknown.
+    # VRAM size unknown); held 60 + 30 s of the cluster's 3 GPUs' 180 s, whoever reported.
+    # S+60: gpu-a's GPU 0 held, 60 of 180 s. S+120: gpu-b's, held, VRAM unknown.
+    third = 100.0 / 3
     assert history == {
-        "allocationRate": _line({}, (S, 37.5), (S + 60, 100.0), (S + 120, 100.0))["values"],
+        "allocationRate": _line({}, (S, 50.0), (S + 60, third), (S + 120, third))["values"],
         "utilization": _line({}, (S, 40.0), (S + 60, 60.0), (S + 120, 30.0))["values"],
         "vramUtilization": _line({}, (S, 100.0 / 3))["values"],
     }
@@ -148,9 +150,9 @@ def test_long_steps_read_the_hourly_rollup(db: peewee.Database, client: TestClie
     # The hour S. Each GPU-hour's mean weighs its minutes reported: utilization: gpu-a's GPU 0
     # (40 + 60) / 2 x 2, GPU 1 80 x 1, gpu-b's 30 (its one known minute) x 2, gpu-c's 0 x 1,
     # over 6; VRAM: 25 % x 2, 50 % x 1, 25 % x 2 (gpu-c's size unknown) over 5; held 60 + 60
-    # + 30 + 60 s of 6 GPU-minutes.
+    # + 30 + 60 s of the 3 GPUs' seconds in the hour's three minutes so far (540).
     assert data(client.get(path, params=window)) == {
-        "allocationRate": _line({}, (S, 210 / 360 * 100))["values"],
+        "allocationRate": _line({}, (S, 210 / 540 * 100))["values"],
         "utilization": _line({}, (S, 40.0))["values"],
         "vramUtilization": _line({}, (S, 30.0))["values"],
     }
