@@ -3,6 +3,7 @@ dashboard's benchmark and tests drive (scripts/services installs both)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -15,9 +16,12 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 WIDTH, HEIGHT = 1400, 1000
 
 
-def start(*, downloads: Path | None = None, logs: bool = False) -> WebDriver:
+def start(
+    *, downloads: Path | None = None, logs: bool = False, timezone: str | None = None
+) -> WebDriver:
     """A new headless Chromium with an empty profile (nothing cached); `logs`: its console
-    and network events kept for get_log("browser") and get_log("performance")."""
+    and network events kept for get_log("browser") and get_log("performance"); `timezone`:
+    the viewer's (an IANA name; default: this process's)."""
     for program in (CHROMIUM, CHROMEDRIVER):
         if shutil.which(program) is None:
             raise RuntimeError(
@@ -41,4 +45,5 @@ def start(*, downloads: Path | None = None, logs: bool = False) -> WebDriver:
             "prefs",
             {"download.default_directory": str(downloads), "download.prompt_for_download": False},
         )
-    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    env = {**os.environ, "TZ": timezone} if timezone else None
+    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER, env=env))

@@ -14,6 +14,7 @@ import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 from bench import chromium
@@ -22,10 +23,11 @@ from bench import chromium
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "dashboard"
 
 
-def opened(directory: Path) -> Iterator[WebDriver]:
-    """Chromium keeping its console and network logs, downloading into `directory`."""
+def opened(directory: Path, *, timezone: str | None = None) -> Iterator[WebDriver]:
+    """Chromium keeping its console and network logs, downloading into `directory`, in
+    `timezone` (default: the test process's)."""
     try:
-        driver = chromium.start(downloads=directory, logs=True)
+        driver = chromium.start(downloads=directory, logs=True, timezone=timezone)
     except RuntimeError as exc:
         pytest.fail(str(exc))
     try:
@@ -131,6 +133,24 @@ def column(driver: WebDriver, table: str, index: int) -> list[str]:
         By.CSS_SELECTOR, f"table[data-table='{table}'] tbody tr td:nth-child({index + 1})"
     )
     return [cell.text for cell in cells]
+
+
+def heatmap_cell(canvas: WebElement, node_index: int, gpu: int) -> tuple[int, int]:
+    """The offset from the heatmap canvas's centre (what selenium moves to) of the middle of
+    GPU `gpu` of the `node_index`th node block, as heatmap.js lays them out."""
+    cell = int(str(canvas.get_attribute("data-cell-px")))
+    label = int(str(canvas.get_attribute("data-label-px")))
+    per_row = int(str(canvas.get_attribute("data-per-row")))
+    width, height = canvas.size["width"], canvas.size["height"]
+    block = (width // per_row) if per_row else width
+    row, column = divmod(node_index, per_row)
+    x = column * block + gpu * cell + cell // 2
+    y = row * (label + cell + HEATMAP_GAP) + label + cell // 2
+    return x - width // 2, y - height // 2
+
+
+# heatmap.js's pixels between node blocks.
+HEATMAP_GAP = 6
 
 
 def screenshot(driver: WebDriver, name: str) -> Path:

@@ -71,17 +71,53 @@ def _people(db: peewee.Database) -> list[Held]:
     ]
 
 
-def _minute(start: float, node_name: str, index: int, who: Holder | None, load: float) -> GpuMinute:
+def ratio(start: float, index: int, load: float | None) -> float:
+    """The utilization written for GPU `index` in the minute at `start`, held at `load`
+    (None: free)."""
     wobble = ((index * 7 + int(start // MINUTE)) % 5) / 100  # GPUs of one pod differ a little
-    ratio = min(1.0, load + wobble) if who is not None else 0.0
+    return min(1.0, load + wobble) if load is not None else 0.0
+
+
+# The load each GPU was held at (None: free), by node and index: what the truth is made of.
+LOADS = {
+    **{("gpu-a", i): 0.9 for i in range(8)},
+    **{("gpu-b", i): 0.8 for i in range(8)},
+    **{("gpu-c", i): 0.3 for i in range(2)},
+    ("gpu-d", 0): 0.0,
+}
+REPORTING = ("gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e")  # gpu-f's agent stopped
+
+
+def true_utilization(start: float, nodes: tuple[str, ...] = REPORTING) -> float:
+    """The mean utilization (percent) of `nodes`' GPUs in the minute at `start`."""
+    ratios = [ratio(start, i, LOADS.get((name, i))) for name in nodes for i in range(8)]
+    return 100.0 * sum(ratios) / len(ratios)
+
+
+def true_used_of_held(namespace: str, now: float) -> float:
+    """The used share of the GPU-hours `namespace`'s pods held over every minute written."""
+    pods = {"ml": ("gpu-a", "gpu-b"), "serve": ("gpu-c",), "dev": ("gpu-d",)}[namespace]
+    latest = now // MINUTE * MINUTE - MINUTE
+    first = latest - (MINUTES - 1) * MINUTE
+    held = [
+        ratio(first + m * MINUTE, i, load)
+        for (name, i), load in LOADS.items()
+        if name in pods
+        for m in range(MINUTES)
+    ]
+    return sum(held) / len(held)
+
+
+def _minute(start: float, node_name: str, index: int, who: Holder | None, load: float) -> GpuMinute:
+    ratio_ = ratio(start, index, load if who is not None else None)
     return gpu_minute(
         start,
         uuid(node_name, index),
         held=[(who, 60, 60)] if who is not None else [],
-        utilization_mean_ratio=ratio,
-        vram_used_mean_bytes=(150 * ratio + 1) * GIB,
-        power_mean_watts=140 + 560 * ratio,
-        temperatures_max_celsius=(("edge", 35 + 40 * ratio), ("junction", 45 + 45 * ratio)),
+        utilization_mean_ratio=ratio_,
+        vram_used_mean_bytes=(150 * ratio_ + 1) * GIB,
+        power_mean_watts=140 + 560 * ratio_,
+        temperatures_max_celsius=(("edge", 35 + 40 * ratio_), ("junction", 45 + 45 * ratio_)),
     )
 
 
@@ -153,3 +189,20 @@ def living_cluster(db: peewee.Database, now: float) -> None:
         freshness.record(
             db, cluster=CLUSTER, figure=figure, as_of=at(as_of), interval_seconds=interval
         )
+
+
+def agents_only(db: peewee.Database, now: float) -> None:
+    """A GPU host's agent and `lens jobs` without a cluster: node gpu-a's 8 GPUs read for
+    MINUTES minutes, none held (no pod is known), the idle-GPU run done; no controller and no
+    node info ever ran."""
+    latest = now // MINUTE * MINUTE - MINUTE
+    first = latest - (MINUTES - 1) * MINUTE
+    write_gpus(db, "gpu-a", tuple(gpu(i, uuid=uuid("gpu-a", i)) for i in range(8)), time=first)
+    found = [
+        _minute(first + m * MINUTE, "gpu-a", i, None, 0.0) for m in range(MINUTES) for i in range(8)
+    ]
+    write_minutes(db, "gpu-a", found, now=now)
+    find_idle(db, since=at(first), until=at(latest + MINUTE))
+    freshness.record(
+        db, cluster=CLUSTER, figure=freshness.IDLE, as_of=at(latest + MINUTE), interval_seconds=60
+    )

@@ -26,7 +26,7 @@ from lens.runtime.config import DatabaseConfig
 from lens.store import database, migrating
 from tests.roles.api import browser
 from tests.roles.api.conftest import make_app
-from tests.roles.api.dashboardrows import TRAINING, living_cluster
+from tests.roles.api.dashboardrows import TRAINING, agents_only, living_cluster
 
 pytestmark = pytest.mark.slow_timeout
 
@@ -142,7 +142,9 @@ def test_every_page_loads_cleanly(api: Served, page: WebDriver, theme: str) -> N
 def test_the_overview_shows_the_apis_figures(api: Served, page: WebDriver) -> None:
     browser.show(page, api.url)
     shown = browser.figures(page)
-    overview = api.answer("/v1/clusters/overview")
+    # What the page was answered: a later request may fall in the next minute.
+    answered = browser.answers(page)
+    overview = answered["/v1/clusters/overview"]
     assert isinstance(overview, dict)
     for name in (
         "totalNodes",
@@ -160,7 +162,7 @@ def test_the_overview_shows_the_apis_figures(api: Served, page: WebDriver) -> No
         value, text = shown[name]
         assert overview[name] is not None and float(value) == overview[name], name
         assert text == f"{browser.one_decimal(overview[name])} %", name
-    idle = api.answer("/v1/idle?page_size=1")
+    idle = answered["/v1/idle"]
     assert isinstance(idle, dict) and shown["idleGpus"][0] == str(idle["total"]) == "1"
     # The truth dashboardrows.py wrote: 6 nodes, one NotReady, 19 of 48 GPUs held.
     assert (overview["totalNodes"], overview["faultyNodes"], overview["allocatedGpus"]) == (
@@ -218,13 +220,33 @@ def test_the_heatmap_names_each_gpu_and_its_pod(api: Served, page: WebDriver) ->
     browser.show(page, f"{api.url}#/nodes?view=heatmap")
     canvas = page.find_element(By.CSS_SELECTOR, "canvas[data-heatmap='utilization']")
     assert canvas.get_attribute("data-cells") == "48"
-    width = canvas.size["width"]
-    ActionChains(page).move_to_element_with_offset(canvas, -width // 2 + 4, 0).perform()
+    # Six nodes: large cells with each node's name above its block, not a strip.
+    assert int(str(canvas.get_attribute("data-cell-px"))) >= 24
+    assert int(str(canvas.get_attribute("data-label-px"))) > 0
+    # The truth dashboardrows.py wrote: 19 GPUs held; gpu-f's 8 unread; the 21 others free
+    # (drawn hollow, whatever their 0 %).
+    assert canvas.get_attribute("data-free") == "21"
+    ActionChains(page).move_to_element_with_offset(
+        canvas, *browser.heatmap_cell(canvas, 0, 0)
+    ).perform()
     tooltip = page.find_element(By.ID, "tooltip")
     WebDriverWait(page, 5).until(lambda _d: "ml/pod-p1" in tooltip.text)  # asked on hover
     assert tooltip.is_displayed() and "gpu-a · GPU 0" in tooltip.text
     assert "utilization 9" in tooltip.text  # 90 % and a little, as dashboardrows.py ran it
     assert "MI300X · ml/pod-p1 · PyTorchJob train" in tooltip.text
+    legend = page.find_element(By.CSS_SELECTOR, ".heatmap .legend").rect
+    hover = tooltip.rect
+    assert (
+        hover["y"] >= legend["y"] + legend["height"] or hover["x"] >= legend["x"] + legend["width"]
+    ), "the tooltip covers the legend"
+    ActionChains(page).move_to_element_with_offset(
+        canvas, *browser.heatmap_cell(canvas, 4, 0)
+    ).perform()
+    WebDriverWait(page, 5).until(lambda _d: "gpu-e · GPU 0" in tooltip.text)
+    WebDriverWait(page, 5).until(lambda _d: "free: no pod holds it" in tooltip.text)
+    ActionChains(page).move_to_element_with_offset(
+        canvas, *browser.heatmap_cell(canvas, 0, 0)
+    ).perform()
     ActionChains(page).click().perform()
     WebDriverWait(page, 10).until(lambda d: d.current_url.endswith("#/nodes/gpu-a"))
     browser.wait_ready(page)
@@ -278,20 +300,44 @@ def test_gpu_hours_and_their_csv_are_the_apis(
     assert browser.column(page, "gpu-hours", 0) == ["nlp", "ops", "(none)"]
 
 
-def test_an_empty_cluster_says_so(tmp_path: Path, page: WebDriver) -> None:
+def test_an_empty_cluster_says_so_and_why(tmp_path: Path, page: WebDriver) -> None:
     for served in _served(tmp_path, seeded=False):
         for route, says in (
-            ("", "No GPU nodes yet"),
+            ("", "No GPU nodes yet: the jobs' node info has not run"),
             ("nodes", "No GPU nodes yet"),
             ("nodes?view=heatmap", "No GPUs reported yet"),
             ("workloads", "No GPU workloads yet"),
-            ("idle", "No idle GPUs now"),
+            ("idle", "Idle GPUs are not computed yet"),
             ("gpu-hours", "No GPU-hours in these days yet"),
         ):
             browser.show(page, f"{served.url}#/{route}")
             assert says in page.find_element(By.CSS_SELECTOR, "[data-empty]").text, route
+            # Nothing feeds the figures yet, and the page says which source is missing.
+            missing = {
+                str(line.get_attribute("data-source")): line.text
+                for line in page.find_elements(By.CSS_SELECTOR, "#sources [data-source]")
+            }
+            assert set(missing) == {"controller", "node_info", "agents"}, route
+            assert missing["controller"].startswith("The controller (lens controller) has not")
         assert browser.console_problems(page) == []
         assert browser.failed_requests(page) == []
+
+
+def test_agents_without_a_controller_are_not_a_cluster_with_nothing_idle(
+    tmp_path: Path, page: WebDriver
+) -> None:
+    """`lens up` on a GPU host with no Kubernetes: readings arrive, nothing watches pods."""
+    for served in _served(tmp_path, seeded=False):
+        agents_only(served.db, time.time())
+        browser.show(page, f"{served.url}#/idle")
+        says = page.find_element(By.CSS_SELECTOR, "[data-empty]").text
+        assert says.startswith("No GPU is known to be held: no controller has watched"), says
+        banner = page.find_element(By.ID, "sources")
+        assert banner.is_displayed() and "The controller (lens controller) has not" in banner.text
+        assert "node agents" not in banner.text  # they report
+        browser.show(page, f"{served.url}#/nodes?view=heatmap")
+        canvas = page.find_element(By.CSS_SELECTOR, "canvas[data-heatmap='utilization']")
+        assert canvas.get_attribute("data-cells") == "8"
 
 
 def test_an_unknown_node_is_a_clear_empty_state(api: Served, page: WebDriver) -> None:

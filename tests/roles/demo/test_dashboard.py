@@ -174,8 +174,9 @@ def test_from_the_heatmap_to_a_node_and_from_a_list_to_a_workload(
     browser.show(page, f"{demo.url}#/nodes?view=heatmap")
     canvas = page.find_element(By.CSS_SELECTOR, "canvas[data-heatmap='utilization']")
     assert canvas.get_attribute("data-cells") == "16"
-    width = canvas.size["width"]
-    ActionChains(page).move_to_element_with_offset(canvas, -width // 2 + 4, 0).perform()
+    ActionChains(page).move_to_element_with_offset(
+        canvas, *browser.heatmap_cell(canvas, 0, 0)
+    ).perform()
     tooltip = page.find_element(By.ID, "tooltip")
     WebDriverWait(page, 5).until(lambda _d: f"{NODE} · GPU 0" in tooltip.text)
     ActionChains(page).click().perform()

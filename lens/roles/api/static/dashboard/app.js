@@ -1,7 +1,11 @@
-// The dashboard's shell: which page the URL names, the theme, auto-refresh, and drawing a
-// page's answer in place of the last one. body[data-state] says loading, ready or error.
+// The dashboard's shell: which page the URL names, the theme, auto-refresh, what feeds the
+// figures (a banner when a source is missing or late), and drawing a page's answer in place of
+// the last one. body[data-state] says loading, ready or error; while a page loads, the old one
+// stays dimmed under a "loading" note and the tabs still mark it.
 import { ApiError, get, limits, setClock, setToken } from "./api.js";
 import { h } from "./dom.js";
+import * as format from "./format.js";
+import * as sourcesBanner from "./sources.js";
 import * as view from "./view.js";
 import * as gpuHours from "./pages/gpuhours.js";
 import * as idle from "./pages/idle.js";
@@ -16,7 +20,10 @@ const main = document.getElementById("main");
 const tooltip = document.getElementById("tooltip");
 const refreshChoice = document.getElementById("refresh");
 const freshness = document.getElementById("freshness");
+const loading = document.getElementById("loading");
+const banner = document.getElementById("sources");
 let timer = null;
+let sources = null; // /v1/about's sources, read again with every page drawn
 let shown = 0; // the latest show(): an older one finishing late draws nothing
 const charts = []; // the page's uPlot charts, destroyed with it
 
@@ -35,8 +42,7 @@ function tokenForm() {
   const save = (event) => {
     event.preventDefault();
     setToken(input.value.trim());
-    document.body.dataset.state = "loading";
-    learn().then(() => show());
+    show();
   };
   return h(
     "form",
@@ -48,10 +54,19 @@ function tokenForm() {
   );
 }
 
+// What failed, in words: the request, the API's answer, and a way to try again.
 function failure(error) {
   if (error instanceof ApiError && error.status === 401) return tokenForm();
-  const text = error instanceof ApiError ? `${error.path}: ${error.status} ${error.message}` : String(error);
-  return h("div", { class: "error", "data-error": "", text });
+  let text;
+  if (error instanceof ApiError) text = `The API answered ${error.status} to ${error.path}: ${error.message}`;
+  else if (error instanceof TypeError) text = `The API could not be reached (${error.message}): is lens api running?`;
+  else text = `The page could not be drawn: ${error}`;
+  return h(
+    "div",
+    { class: "error", "data-error": "" },
+    h("p", { text }),
+    h("button", { type: "button", onclick: () => show(), text: "Try again" }),
+  );
 }
 
 function scheduleRefresh(params) {
@@ -70,26 +85,40 @@ function refresh() {
   else show(true);
 }
 
-async function show(refreshing = false) {
-  const mine = ++shown;
-  const { parts, params } = view.current();
-  const [name, page] = route(parts);
+function markTabs(name) {
   for (const anchor of document.querySelectorAll("#nav a")) {
     anchor.classList.toggle("active", anchor.dataset.page === name);
     anchor.href = view.href(anchor.dataset.page === "overview" ? [] : [anchor.dataset.page]);
   }
-  if (!refreshing) document.body.dataset.state = "loading";
+}
+
+async function show(refreshing = false) {
+  const mine = ++shown;
+  const { parts, params } = view.current();
+  const [name, page] = route(parts);
+  if (!refreshing) {
+    document.body.dataset.state = "loading";
+    loading.textContent = `loading ${page ? page.TITLE : "page"}…`;
+    loading.hidden = false;
+    main.classList.add("busy");
+    main.setAttribute("aria-busy", "true");
+  }
   // The width a page's content has: main's, less its padding (main.clientWidth includes it).
   const context = { parts, params, width: main.clientWidth - 40, tooltip, update: view.update };
   let drawn;
   let state = "ready";
   try {
+    await learn();
+    context.sources = sources;
     drawn = page ? await page.render(context) : h("div", { class: "empty", "data-empty": "", text: "No such page." });
   } catch (error) {
     drawn = failure(error);
     state = "error";
   }
   if (mine !== shown) return; // a later show() draws its own page
+  loading.hidden = true;
+  main.classList.remove("busy");
+  main.removeAttribute("aria-busy");
   if (refreshing && state === "error" && document.body.dataset.state === "ready") {
     // A refresh that fails (the API restarting, say) keeps the page drawn and says so; the
     // next period tries again.
@@ -103,6 +132,8 @@ async function show(refreshing = false) {
   const scroll = globalThis.scrollY;
   for (const chart of charts.splice(0)) chart.destroy(); // uPlot keeps window listeners
   tooltip.hidden = true; // its canvas is going
+  markTabs(name);
+  sourcesBanner.show(banner, sources);
   main.replaceChildren(drawn);
   for (const panel of main.querySelectorAll("[data-chart]")) {
     if (panel.draw) charts.push(panel.draw());
@@ -116,7 +147,7 @@ async function show(refreshing = false) {
 }
 
 function clockTime() {
-  return new Date().toLocaleTimeString("en-GB");
+  return new Date().toLocaleTimeString("en-GB", { hour12: false });
 }
 
 function applyTheme(theme) {
@@ -146,21 +177,23 @@ globalThis.addEventListener("hashchange", () => {
   if (asked) applyTheme(asked);
   show();
 });
-// What the API tells of itself: its largest page, its clock, and whether the cluster is
-// simulated (`lens demo`, marked in the header with how fast it lives).
+// What the API tells of itself: its largest page, its clock, whether the cluster is simulated
+// (`lens demo`, marked in the header with how fast it lives) and what feeds its figures.
 async function learn() {
   try {
     const about = await get("/v1/about");
     limits.pageSize = about.max_page_size;
     setClock(about.now, about.clock_rate);
+    sources = about.sources;
     const badge = document.getElementById("simulated");
     badge.hidden = !about.simulated;
-    badge.textContent = about.clock_rate === 1 ? "simulated cluster" : `simulated cluster · ${about.clock_rate}× real time`;
+    const rate = Number(about.clock_rate.toFixed(1));
+    badge.textContent = rate === 1 ? "simulated cluster" : `simulated cluster · ${rate}× real time`;
   } catch {
     // a page's own request shows what is wrong (a token, say)
   }
 }
 
 startTheme();
-// Pages size their lists by the API's largest page: the first waits for it (one small answer).
-learn().then(() => show());
+document.getElementById("zone").textContent = `Times are ${format.zoneName()}, on a 24-hour clock.`;
+show();

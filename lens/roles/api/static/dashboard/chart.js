@@ -1,11 +1,15 @@
 // Time series drawn with uPlot (vendored): series of {timestamp, value} points aligned on the
-// union of their timestamps, colours and axes from the theme.
+// union of their timestamps, colours and axes from the theme. The time axis spans the range
+// picked (not the data's: one point is one point in its hour), in the viewer's time zone on a
+// 24-hour clock, its labels spaced so that they never overlap.
 import { now } from "./api.js";
 import { empty, h } from "./dom.js";
+import * as format from "./format.js";
 import * as view from "./view.js";
 
 const RANGES = { "1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400 };
 const POINTS = 360; // per series at most, whatever the range
+const TIME_LABEL_PX = 90; // the least room a time label gets: "2026-12-07 14:30" fits twice over
 
 export function rangeSeconds(params) {
   return RANGES[view.choice(params, "range", RANGES, "6h")];
@@ -38,9 +42,23 @@ function themeColour(name) {
 }
 
 // As many decimals as the ticks' spacing needs (20 %: none; 0.05: two), three at most.
-function tickDigits(ticks) {
+export function tickDigits(ticks) {
   const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
   return step > 0 ? Math.min(3, Math.max(0, -Math.floor(Math.log10(step)))) : 0;
+}
+
+// A time tick's label: the time of day, with the day where the ticks cross one (or span
+// several days apart).
+export function timeLabels(ticks) {
+  const spacing = ticks.length > 1 ? ticks[1] - ticks[0] : 0;
+  let lastDay = "";
+  return ticks.map((tick) => {
+    const day = format.day(tick);
+    const withDay = spacing >= 86400 || day !== lastDay;
+    lastDay = day;
+    if (spacing >= 86400) return day;
+    return withDay ? `${format.clock(tick)}\n${day.slice(5)}` : format.clock(tick);
+  });
 }
 
 function aligned(series) {
@@ -54,8 +72,10 @@ function aligned(series) {
   return [xs, ...columns];
 }
 
-// A chart of `series` ([{label, points}]) in a panel titled `title`; `format` writes a value.
-export function timeChart(title, series, { format, range, name }) {
+// A chart of `series` ([{label, points}]) in a panel titled `title`; `format` writes a value
+// (`format(value, digits)`), `range` bounds the y axis ([low, high] or null: the data's),
+// `span` ({start, end}, unix seconds) is the time axis.
+export function timeChart(title, series, { format: write, range, name, span }) {
   const panel = h("div", { class: "panel chart", "data-chart": name || title }, h("h3", { text: title }));
   const drawn = series.filter((one) => one.points.length > 0);
   if (drawn.length === 0) {
@@ -69,19 +89,45 @@ export function timeChart(title, series, { format, range, name }) {
     width: 320,
     height: 220,
     series: [
-      {},
+      { value: (_plot, value) => (value === null ? "—" : format.when(value)) },
       ...drawn.map((one, index) => ({
         label: one.label,
         stroke: themeColour(`--chart-${(index % 8) + 1}`),
         width: 1.5,
         spanGaps: false,
-        value: (_plot, value) => format(value),
+        points: { show: drawn.every((d) => d.points.length < 60) },
+        value: (_plot, value) => write(value),
       })),
     ],
-    axes: [axis, { ...axis, size: 70, values: (_plot, ticks) => ticks.map((tick) => format(tick, tickDigits(ticks))) }],
-    scales: range ? { y: { range: () => range } } : {},
+    axes: [
+      {
+        ...axis,
+        space: TIME_LABEL_PX,
+        size: 44,
+        values: (_plot, ticks) => {
+          const labels = timeLabels(ticks);
+          panel.dataset.xLabels = JSON.stringify(labels); // what a person reads, for the tests
+          return labels;
+        },
+      },
+      { ...axis, size: 76, values: (_plot, ticks) => ticks.map((tick) => write(tick, tickDigits(ticks))) },
+    ],
+    scales: {
+      x: { time: true, ...(span ? { range: () => [span.start, span.end] } : {}) },
+      ...(range ? { y: { range: () => range } } : {}),
+    },
     legend: { live: true },
     cursor: { drag: { x: false, y: false } },
+    hooks: {
+      // What was drawn, for the tests: the time axis's bounds and the plot's width.
+      draw: [
+        (plot) => {
+          panel.dataset.xMin = String(plot.scales.x.min);
+          panel.dataset.xMax = String(plot.scales.x.max);
+          panel.dataset.plotWidth = String(plot.bbox.width / (globalThis.devicePixelRatio || 1));
+        },
+      ],
+    },
   };
   // uPlot draws into an element in the document, as wide as its panel once attached.
   panel.draw = () => {

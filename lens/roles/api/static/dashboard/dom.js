@@ -1,5 +1,7 @@
 // Building the page: elements, figure cards, sortable tables, pagers and empty states. Text
 // is always set as text (never parsed as HTML), so nothing a cluster names can inject markup.
+import { now } from "./api.js";
+import * as format from "./format.js";
 import * as view from "./view.js";
 
 export function h(tag, attributes, ...children) {
@@ -34,13 +36,38 @@ export function figure(name, value, text) {
   return h("span", { "data-figure": name, "data-value": value === null ? "null" : String(value), text });
 }
 
-export function card(label, name, value, text, note) {
+// When figures were measured (a `measured` of the API: {as_of, stale}): "as of HH:MM", marked
+// stale when what measures them is behind; `missing` says why there is no time at all.
+export function asOf(measured, { missing = "not measured yet", name } = {}) {
+  const text = format.asOf(measured, now());
+  const stale = !measured || measured.stale;
+  return h(
+    "span",
+    {
+      class: stale ? "as-of stale" : "as-of",
+      "data-as-of": name || "",
+      "data-value": measured && measured.as_of !== null ? String(measured.as_of) : "null",
+      "data-stale": stale ? "true" : "false",
+      title: stale && text ? "older than its source's interval allows: what measures it is behind or stopped" : null,
+    },
+    text ? (stale ? `stale · ${text}` : text) : missing,
+  );
+}
+
+// A card: a figure with its label, an optional note, and when it was measured — said on the
+// card when that differs from `common` (the time the page names once for most of its cards)
+// or the figure is stale.
+export function card(label, name, value, text, note, measured, common) {
+  const stale = measured !== undefined && (!measured || measured.stale);
+  const minute = (m) => (m && m.as_of !== null ? Math.floor(m.as_of / 60) : null);
+  const own = measured !== undefined && (stale || !common || minute(measured) !== minute(common));
   return h(
     "div",
-    { class: "card" },
+    { class: stale ? "card stale" : "card", "data-card": name, "data-as-of": measured ? String(measured.as_of) : null },
     h("div", { class: "label", text: label }),
     h("div", { class: "value" }, figure(name, value, text)),
     note ? h("div", { class: "note", text: note }) : null,
+    own ? h("div", { class: "note" }, asOf(measured, { name })) : null,
   );
 }
 

@@ -1,7 +1,7 @@
 // GPU-hours held and used per namespace, workload or team (a label), over whole UTC days,
 // with the same rows as CSV.
 import { get, getCsv, now, pageSize } from "../api.js";
-import { figure, filter, h, pager, progress, table, urlSort } from "../dom.js";
+import { asOf, figure, filter, h, pager, progress, table, urlSort } from "../dom.js";
 import * as format from "../format.js";
 import * as view from "../view.js";
 
@@ -27,6 +27,20 @@ function download(text, name) {
   setTimeout(() => URL.revokeObjectURL(address), 10_000);
 }
 
+// The bar is what its label says: used GPU-hours over held ones, with the share written.
+function usedOfHeld(row) {
+  const share = row.used_gpu_hours / row.held_gpu_hours;
+  return h("span", { class: "bar-cell", "data-used-of-held": String(share) }, progress(share), h("span", { class: "quiet", text: format.percent(100 * share, 0) }));
+}
+
+// The held GPU-hours whose utilization was known: "all" when every one was, else how many —
+// used GPU-hours count only those, so a row with less known reads low for want of readings.
+function knownText(row) {
+  if (row.held_gpu_hours <= 0) return "—";
+  if (Math.abs(row.measured_gpu_hours - row.held_gpu_hours) < 0.005) return "all";
+  return `${format.hours(row.measured_gpu_hours, 2)} of ${format.hours(row.held_gpu_hours, 2)}`;
+}
+
 export async function render({ params }) {
   const sort = urlSort(params, "held_gpu_hours", true);
   const page = view.integer(params, "page", 1, 1);
@@ -47,7 +61,12 @@ export async function render({ params }) {
     { label: "used GPU-hours", sort: "used_gpu_hours", numeric: true, cell: (r) => figure("used", r.used_gpu_hours, format.hours(r.used_gpu_hours, 2)) },
     {
       label: "used of held",
-      cell: (r) => (r.measured_gpu_hours > 0 ? progress(r.used_gpu_hours / r.measured_gpu_hours) : h("span", { class: "quiet", text: "not measured" })),
+      cell: (r) => (r.held_gpu_hours > 0 ? usedOfHeld(r) : h("span", { class: "quiet", text: "—" })),
+    },
+    {
+      label: "utilization known",
+      numeric: true,
+      cell: (r) => figure("measured", r.measured_gpu_hours, knownText(r)),
     },
   ];
   const problem = h("span", { class: "error-text", "data-export-error": "" });
@@ -90,7 +109,7 @@ export async function render({ params }) {
         ],
         "7d",
       ),
-      h("span", { class: "quiet", text: `${hours.start} to ${hours.end}, UTC days` }),
+      h("span", { class: "quiet" }, `${hours.start} to ${hours.end}, UTC days · summed `, asOf(hours.measured, { name: "gpu-hours", missing: "never yet" })),
       exportCsv,
       problem,
     ),

@@ -1,7 +1,7 @@
 // Idle GPUs: held by a pod but unused, now or over a range, and the idle GPU-hours of each
 // namespace.
 import { get, now, pageSize } from "../api.js";
-import { filter, figure, h, link, pager, section, table, urlSort, workloadLink } from "../dom.js";
+import { asOf, filter, figure, h, link, pager, section, table, urlSort, workloadLink } from "../dom.js";
 import * as format from "../format.js";
 import * as view from "../view.js";
 
@@ -9,7 +9,15 @@ export const TITLE = "Idle GPUs";
 const WANTED = 50; // rows a page
 const RANGES = { now: 0, "24h": 86400, "7d": 7 * 86400 };
 
-export async function render({ params }) {
+// What an empty list of GPUs idle now means: a true "none", or that nobody could tell yet.
+function nothingIdleNow(idle, sources) {
+  if (idle.measured.as_of === null) return "Idle GPUs are not computed yet: the jobs' idle-GPU run has not run (lens jobs).";
+  if (sources && sources.agents.as_of === null) return "No readings yet: no node agent has reported a GPU, so no GPU can be called idle or working.";
+  if (sources && sources.controller.as_of === null) return "No GPU is known to be held: no controller has watched this cluster's pods.";
+  return "No idle GPUs now: every GPU held by a pod did work in the last minutes read.";
+}
+
+export async function render({ params, sources }) {
   const sort = urlSort(params, "minutes", true);
   const page = view.integer(params, "page", 1, 1);
   const size = pageSize(WANTED);
@@ -68,11 +76,12 @@ export async function render({ params }) {
       ]),
       filter(params, "namespace", "namespace"),
       filter(params, "node", "node"),
+      h("span", { class: "quiet" }, "intervals ", asOf(idle.measured, { name: "idle", missing: "not computed yet" })),
     ),
     table(columns, idle.data, {
       sort,
       name: "idle",
-      emptyText: filtered ? "No idle GPU matches these filters." : over === "now" ? "No idle GPUs now: every held GPU is working." : "No GPU was idle in this range.",
+      emptyText: filtered ? "No idle GPU matches these filters." : over === "now" ? nothingIdleNow(idle, sources) : "No GPU was idle in this range.",
     }),
     idle.total > size ? pager(page, size, idle.total) : null,
     section("By namespace", namespaces),

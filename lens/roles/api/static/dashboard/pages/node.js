@@ -1,9 +1,10 @@
-// One node: its facts, its GPUs now (figures and holders), their history, its workloads now
-// and before, and its device changelog.
+// One node: its facts, its GPUs now (figures and holders, as of their latest minute), their
+// history, its workloads now and before, and its device changelog.
 import { ApiError, get, getAll, pageSize } from "../api.js";
 import { rangePicker, rangeQuery, timeChart } from "../chart.js";
-import { badge, empty, facts, figure, h, section, table, workloadLink } from "../dom.js";
+import { asOf, badge, empty, facts, figure, h, section, table, workloadLink } from "../dom.js";
 import * as format from "../format.js";
+import { statusBadge } from "../status.js";
 
 export const TITLE = "Node";
 
@@ -17,18 +18,77 @@ function gpuTable(gpus) {
       { label: "VRAM", numeric: true, cell: (g) => format.bytes(g.memory_total_bytes) },
       { label: "power", numeric: true, cell: (g) => format.watts(g.power_watts) },
       { label: "temperature", numeric: true, cell: (g) => format.celsius(g.temperature_celsius) },
-      {
-        label: "held by",
-        cell: (g) =>
-          g.holder
-            ? h("span", null, `${g.holder.namespace}/${g.holder.pod_name}`, g.holder.workload ? " · " : "", g.holder.workload ? workloadLink(g.holder.workload.name, g.holder.workload.uid, g.holder.workload.kind) : "")
-            : h("span", { class: "quiet", text: "free" }),
-      },
+      { label: "held by", cell: holderCell },
       { label: "uuid", cell: (g) => h("span", { class: "quiet", text: g.uuid }) },
     ],
     gpus.data,
     { name: "gpus", emptyText: "No GPUs reported by this node's agent yet." },
   );
+}
+
+// Who held the GPU in its latest minute; without a minute nobody can tell, so it says so
+// rather than "free" (a node's first minute, an agent that stopped).
+function holderCell(g) {
+  if (g.as_of === null) return h("span", { class: "quiet", "data-holder": "unknown", text: "no reading yet" });
+  if (!g.holder) return h("span", { class: "quiet", "data-holder": "free", text: "free" });
+  const workload = g.holder.workload;
+  return h(
+    "span",
+    { "data-holder": "held" },
+    `${g.holder.namespace}/${g.holder.pod_name}`,
+    workload ? " · " : "",
+    workload ? workloadLink(workload.name, workload.uid, workload.kind) : "",
+  );
+}
+
+// The GPUs' figures are each of its own latest minute: as of the newest among them (the
+// oldest said too, should one lag).
+function gpusMeasured(gpus) {
+  const known = gpus.map((g) => g.as_of).filter((t) => t !== null);
+  if (known.length === 0) return { as_of: null, stale: true };
+  return { as_of: Math.max(...known), stale: known.length < gpus.length };
+}
+
+// The node's facts as a person reads them: CPUs and their model, memory in GiB, GPUs.
+function nodeFacts(detail) {
+  const cpus = format.countOf(detail.cpu_count, "CPU");
+  return facts([
+    ["CPU", detail.cpu_model ? `${cpus} · ${detail.cpu_model}` : `${cpus} (model not labelled)`],
+    ["memory", detail.memory_bytes === null ? detail.memory || "—" : format.gib(detail.memory_bytes)],
+    ["GPUs", `${format.countOf(detail.gpu_count, "GPU")} · ${detail.gpu_model || "model unknown"}`],
+    ["GPU driver", detail.gpu_driver_version || "—"],
+    ["OS", detail.os],
+    ["kubelet", detail.kubelet_version],
+    ["containerd", detail.containerd_version],
+  ]);
+}
+
+// Changes of one moment alike (a node's 8 GPUs appearing at once) as one row.
+export function changeRows(changes) {
+  const rows = [];
+  for (const change of changes) {
+    const last = rows[rows.length - 1];
+    const alike =
+      last &&
+      change.op !== "UPDATE" &&
+      last.op === change.op &&
+      last.created_at === change.created_at &&
+      last.device_type === change.device_type &&
+      last.device_name === change.device_name;
+    if (alike) last.uuids.push(change.device_uuid);
+    else rows.push({ ...change, uuids: [change.device_uuid] });
+  }
+  return rows;
+}
+
+const KINDS = { gpu: ["GPU", "GPUs"], rdma: ["RDMA device", "RDMA devices"] };
+
+function changeWhat(row) {
+  const [one, many] = KINDS[row.device_type] || [row.device_type, row.device_type];
+  const who = row.uuids.length === 1 ? `${one} ${row.device_name}` : `${row.uuids.length} ${many} ${row.device_name}`;
+  if (row.op === "CREATE") return `${who} appeared`;
+  if (row.op === "DELETE") return `${who} left`;
+  return `${who} changed: ${row.changes}`;
 }
 
 function perGpuSeries(graph, fallback) {
@@ -59,28 +119,16 @@ export async function render({ parts, params, update }) {
     "div",
     null,
     h("h1", null, `${detail.name} `, badge(detail.health, detail.health === "Ready" ? "good" : "bad")),
-    h(
-      "div",
-      { class: "panel" },
-      facts([
-        ["CPU", detail.cpu],
-        ["memory", detail.memory],
-        ["OS", detail.os],
-        ["GPU driver", detail.gpu_driver_version],
-        ["kubelet", detail.kubelet_version],
-        ["containerd", detail.containerd_version],
-        ["GPUs", detail.static_gpu_details],
-      ]),
-    ),
-    section("GPUs now", gpuTable(gpus)),
+    h("div", { class: "panel" }, nodeFacts(detail), h("div", { class: "note" }, "facts ", asOf(detail.measured, { name: "node" }))),
+    section("GPUs now", h("div", { class: "toolbar" }, asOf(gpusMeasured(gpus.data), { name: "gpus", missing: "no readings yet" })), gpuTable(gpus)),
     section(
       "History",
       h("div", { class: "toolbar" }, rangePicker(params, update)),
       h(
         "div",
         { class: "charts" },
-        timeChart("GPU utilization", perGpuSeries(metrics.gpu_utilization, "utilization"), { format: (v, d) => format.percent(v, d), range: [0, 100], name: "gpu-utilization" }),
-        timeChart("GPU allocation", perGpuSeries(metrics.gpu_allocation_rate, "allocation"), { format: (v, d) => format.percent(v, d), range: [0, 100], name: "gpu-allocation" }),
+        timeChart("GPU utilization (%)", perGpuSeries(metrics.gpu_utilization, "utilization"), { format: (v, d) => format.percent(v, d), range: [0, 100], name: "gpu-utilization", span: range }),
+        timeChart("GPUs allocated (%)", perGpuSeries(metrics.gpu_allocation_rate, "allocation"), { format: (v, d) => format.percent(v, d), range: [0, 100], name: "gpu-allocation", span: range }),
       ),
     ),
     section(
@@ -92,7 +140,7 @@ export async function render({ parts, params, update }) {
           { label: "namespace", cell: (w) => w.namespace },
           { label: "GPUs here", numeric: true, cell: (w) => format.number(w.gpu_allocated_node) },
           { label: "GPUs in all", numeric: true, cell: (w) => format.number(w.gpu_allocated) },
-          { label: "status", cell: (w) => w.status },
+          { label: "status", cell: (w) => statusBadge(w.status, "") },
         ],
         now.data,
         { name: "workloads-now", emptyText: "No GPU pods on this node now." },
@@ -117,11 +165,11 @@ export async function render({ parts, params, update }) {
       table(
         [
           { label: "when", cell: (c) => format.when(c.created_at) },
-          { label: "device", cell: (c) => `${c.device_type} ${c.device_name}` },
           { label: "change", cell: (c) => c.op },
-          { label: "what", cell: (c) => c.changes },
+          { label: "what", cell: changeWhat },
+          { label: "devices", cell: (c) => h("span", { class: "quiet", title: c.uuids.join("\n"), text: c.uuids.length === 1 ? c.uuids[0] : `${c.uuids[0]} and ${c.uuids.length - 1} more` }) },
         ],
-        changes.data,
+        changeRows(changes.data),
         { name: "changelog", emptyText: "No device has appeared, changed or left yet." },
       ),
     ),

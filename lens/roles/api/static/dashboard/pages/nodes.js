@@ -1,6 +1,6 @@
 // GPU nodes: a sortable, filterable table, or a heatmap of every GPU of the cluster.
 import { get, getAll, pageSize } from "../api.js";
-import { badge, filter, h, link, pager, table, urlSort } from "../dom.js";
+import { asOf, badge, filter, h, link, pager, table, urlSort } from "../dom.js";
 import * as format from "../format.js";
 import { FIGURES, grid, heatmap } from "../heatmap.js";
 import * as view from "../view.js";
@@ -39,6 +39,7 @@ async function nodeTable(params) {
     { label: "status", sort: "status", cell: (n) => statusBadge(n.status) },
   ];
   const filtered = params.has("name") || params.has("gpu_name") || params.has("status");
+  const when = nodes.measured;
   return h(
     "div",
     null,
@@ -53,6 +54,14 @@ async function nodeTable(params) {
         ["NotReady", "NotReady"],
         ["Unknown", "Unknown"],
       ]),
+      h(
+        "span",
+        { class: "quiet" },
+        "nodes ",
+        asOf(when.nodes, { name: "nodes" }),
+        " · utilization ",
+        asOf(when.utilization, { name: "utilization", missing: "no readings yet" }),
+      ),
     ),
     table(columns, nodes.data, {
       sort,
@@ -73,6 +82,7 @@ async function gpuHeatmap(params, { width, tooltip }) {
     get("/v1/nodes/gpuAllocation"),
     get("/v1/clusters/gpuHeatmap", { k: ALL_NODES }),
   ]);
+  const when = asOf(heat.measured, { name: "heatmap", missing: "no readings yet" });
   const nodes = grid(allocation, heat[chosen]);
   const gpus = nodes.reduce((sum, node) => sum + node.cells.length, 0);
   const picker = h(
@@ -85,7 +95,7 @@ async function gpuHeatmap(params, { width, tooltip }) {
       Object.entries(FIGURES).map(([key, figure]) => h("option", { value: key, selected: key === chosen, text: figure.label })),
     ),
   );
-  const note = h("span", { class: "quiet", text: `${format.number(gpus)} GPUs · hover for the GPU and its pod, click for its node` });
+  const note = h("span", { class: "quiet" }, `${format.number(gpus)} GPUs · `, when, " · hover for the GPU and its pod, click for its node");
   if (gpus === 0) {
     return h("div", null, h("div", { class: "toolbar" }, picker), h("div", { class: "empty", "data-empty": "", text: "No GPUs reported yet." }));
   }

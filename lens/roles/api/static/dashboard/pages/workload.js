@@ -2,17 +2,20 @@
 // memory and power, and its training figures once its logs arrive.
 import { ApiError, get } from "../api.js";
 import { rangePicker, rangeQuery, rangeSeconds, timeChart } from "../chart.js";
-import { badge, empty, facts, h, link, section, table } from "../dom.js";
+import { empty, facts, h, link, section, table } from "../dom.js";
 import * as format from "../format.js";
+import { statusBadge } from "../status.js";
+import * as training from "../training.js";
 import * as view from "../view.js";
 import { heldHours } from "./workloads.js";
 
 export const TITLE = "Workload";
 const NODE_LABEL = "primus_lens_node_name";
+// The API's chart (its original name) and how it reads here: title, values, y range.
 const CHARTS = [
-  ["GPU Utilization", (v, d) => format.percent(v, d), [0, 100]],
-  ["GPU Memory Utilization", (v, d) => format.percent(v, d), [0, 100]],
-  ["GPU Power", (v) => format.watts(v), null],
+  ["GPU Utilization", "GPU utilization (%)", (v, d) => format.percent(v, d), [0, 100]],
+  ["GPU Memory Utilization", "VRAM used (%)", (v, d) => format.percent(v, d), [0, 100]],
+  ["GPU Power", "GPU power (W)", (v) => format.watts(v), null],
 ];
 
 function tree(node) {
@@ -38,10 +41,13 @@ async function trainingFigures(path, range) {
   }
   const byMetric = new Map();
   for (const point of points) {
-    if (!byMetric.has(point.metric)) byMetric.set(point.metric, []);
-    byMetric.get(point.metric).push({ timestamp: point.timestamp / 1000, value: point.value });
+    if (!byMetric.has(point.metric)) byMetric.set(point.metric, { shown: training.describe(point.metric), points: [] });
+    const one = byMetric.get(point.metric);
+    one.points.push({ timestamp: point.timestamp / 1000, value: point.value * one.shown.scale });
   }
-  const series = [...byMetric.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([label, values]) => ({ label, points: values }));
+  const series = [...byMetric.entries()]
+    .map(([metric, { shown, points: values }]) => ({ metric, shown, label: shown.title, points: values }))
+    .sort((a, b) => a.shown.order - b.shown.order || (a.metric < b.metric ? -1 : 1));
   return { series, problem: "" };
 }
 
@@ -76,14 +82,15 @@ export async function render({ parts, params, update }) {
     get(`${path}/metrics`, range),
     trainingFigures(path, range),
   ]);
-  const charts = CHARTS.map(([title, write, yRange]) =>
-    timeChart(title, seriesOf(metrics[title]), { format: write, range: yRange, name: title }),
+  const span = { start: range.start, end: range.end };
+  const charts = CHARTS.map(([name, title, write, yRange]) =>
+    timeChart(title, seriesOf(metrics[name]), { format: write, range: yRange, name, span }),
   );
-  const training = logged.series;
+  const trained = logged.series;
   return h(
     "div",
     null,
-    h("h1", null, `${detail.name} `, badge(detail.endTime === null ? "Running" : "ended", detail.endTime === null ? "good" : "muted")),
+    h("h1", null, `${detail.name} `, statusBadge(detail.status, detail.status_reason)),
     h(
       "div",
       { class: "panel" },
@@ -113,11 +120,11 @@ export async function render({ parts, params, update }) {
       "Training",
       logged.problem
         ? h("div", { class: "error", "data-error": "", text: logged.problem })
-        : training.length
+        : trained.length
         ? h(
             "div",
             { class: "charts" },
-            training.map((one) => timeChart(one.label, [one], { format: (v, d = 2) => format.number(v, d), range: null, name: `training-${one.label}` })),
+            trained.map((one) => timeChart(one.shown.title, [one], { format: one.shown.write, range: null, name: `training-${one.metric}`, span })),
           )
         : empty("No training figures yet: they appear once this workload's training logs reach Lens."),
     ),

@@ -1,12 +1,12 @@
 // Top-level workloads: filters, sorting, and the GPU-hours each has held.
 import { get, pageSize } from "../api.js";
-import { badge, filter, h, link, pager, table, urlSort } from "../dom.js";
+import { asOf, filter, h, link, pager, table, urlSort } from "../dom.js";
 import * as format from "../format.js";
+import { STATUSES, statusBadge } from "../status.js";
 import * as view from "../view.js";
 
 export const TITLE = "Workloads";
 const WANTED = 50; // rows a page
-const TONES = { Running: "good", Done: "muted", Deleted: "muted" };
 
 // GPU-hours held, summed over GPU models (the API gives GPU-seconds per model).
 export function heldHours(allocation) {
@@ -38,7 +38,7 @@ export async function render({ params }) {
     { label: "namespace", sort: "namespace", cell: (w) => w.namespace },
     { label: "GPUs", sort: "gpu_allocated", numeric: true, cell: (w) => format.number(w.gpu_allocated) },
     { label: "GPU-hours", numeric: true, cell: (w) => format.hours(heldHours(w.gpu_allocation)) },
-    { label: "status", sort: "status", cell: (w) => badge(w.status, TONES[w.status] || "muted") },
+    { label: "status", sort: "status", cell: (w) => statusBadge(w.status, w.status_reason) },
     { label: "started", sort: "start_at", cell: (w) => format.when(w.start_at) },
     { label: "ended", sort: "end_at", cell: (w) => format.when(w.end_at) },
   ];
@@ -53,7 +53,15 @@ export async function render({ params }) {
       filter(params, "name", "name"),
       filter(params, "namespace", "namespace", choices(metadata.namespaces)),
       filter(params, "kind", "kind", choices(metadata.kinds)),
-      filter(params, "status", "status", choices(["Running", "Done", "Deleted"])),
+      filter(params, "status", "status", choices(STATUSES)),
+      h(
+        "span",
+        { class: "quiet" },
+        "statuses ",
+        asOf(workloads.measured.status, { name: "status" }),
+        " · GPU-hours ",
+        asOf(workloads.measured.gpu_hours, { name: "gpu-hours" }),
+      ),
     ),
     table(columns, workloads.data, {
       sort,
