@@ -192,3 +192,53 @@ def test_from_the_heatmap_to_a_node_and_from_a_list_to_a_workload(
         "ml/llama-pretrain-worker-0",
     ]
     assert page.find_elements(By.CSS_SELECTOR, "[data-chart='GPU Utilization'] canvas")
+
+
+def test_workload_statuses_read_as_kubernetes_tells_them(
+    demo: RunningDemo, page: WebDriver
+) -> None:
+    """The small preset's truth (lens/sim/scenario/spec.py): bad-config, a Job whose pod fails
+    150 s in, reads Failed with the Job controller's reason; the services and the training
+    job run."""
+    browser.show(page, f"{demo.url}#/workloads")
+    statuses = dict(
+        zip(
+            browser.column(page, "workloads", 0),
+            browser.column(page, "workloads", 5),
+            strict=True,
+        )
+    )
+    assert statuses["bad-config"] == "Failed: BackoffLimitExceeded"
+    for running in ("llama-pretrain", "vllm-serve", "rayworker"):
+        assert statuses[running] == "Running", running
+    status = page.find_element(By.CSS_SELECTOR, "select[data-filter='status']")
+    status.find_element(By.CSS_SELECTOR, "option[value='Failed']").click()
+    WebDriverWait(page, 10).until(lambda d: "status=Failed" in d.current_url)
+    browser.wait_ready(page)
+    assert browser.column(page, "workloads", 0) == ["bad-config"]
+
+
+def test_a_nodes_gpus_are_held_by_whom_the_simulator_says(
+    demo: RunningDemo, page: WebDriver
+) -> None:
+    """Each GPU's holder on the node page, against who held it longest in the minute the page
+    shows it as of (the truth the scenario enacted)."""
+    browser.show(page, f"{demo.url}#/nodes/{NODE}")
+    answered = browser.answers(page)["/v1/gpus"]
+    assert isinstance(answered, dict)
+    shown = browser.column(page, "gpus", 7)
+    truth = demo.cluster.player.truth
+    for gpu in answered["data"]:
+        assert gpu["as_of"] is not None  # the demo has run for minutes: every GPU has read
+        held = [
+            (h.held_seconds(gpu["as_of"], gpu["as_of"] + 60), h)
+            for h in truth.holds
+            if h.node == NODE and gpu["gpu_id"] in h.gpus
+        ]
+        held = [(seconds, h) for seconds, h in held if seconds > 0]
+        text = shown[gpu["gpu_id"]]
+        if not held:
+            assert text == "free", gpu["gpu_id"]
+            continue
+        _, longest = min(held, key=lambda sh: (-sh[0], sh[1].namespace, sh[1].pod_name))
+        assert text.startswith(f"{longest.namespace}/{longest.pod_name}"), gpu["gpu_id"]
