@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
+import peewee
+
 from lens.store import database, models, upserting
 from lens.usage import tables
 from lens.usage.idle import MINUTE, HeldMinute, Holding, IdleInterval
@@ -106,6 +108,28 @@ def save(cluster: str, intervals: Sequence[IdleInterval], workloads: dict[str, s
 
 def minute_floor(moment: datetime.datetime) -> datetime.datetime:
     return moment.replace(second=0, microsecond=0)
+
+
+def first_held_minute(
+    cluster: str, *, since: datetime.datetime, until: datetime.datetime
+) -> datetime.datetime | None:
+    """The first minute in [since, until) a pod held a GPU in (None: none): a look back over
+    minutes no agent reported yet (a new cluster) starts there, not a window before it."""
+    held = tables.HELD
+    found = (
+        held.select(peewee.fn.MIN(held.minute))
+        .where(
+            (held.cluster == cluster)
+            & (held.minute >= since)
+            & (held.minute < until)
+            & (held.pod_uid != "")
+        )
+        .scalar()
+    )
+    if found is None:
+        return None
+    moment: datetime.datetime = held.minute.python_value(found)
+    return moment
 
 
 def lookback_start(

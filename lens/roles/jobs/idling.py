@@ -134,6 +134,10 @@ class IdleGpus:
         for interval in resumed:
             tracker.resume(interval)
         since = idlestore.lookback_start(until, self._window, resumed)
+        # Minutes before the first one held are none to read (a cluster new to Lens): the run
+        # starts there, and says it is current rather than catching up on nothing.
+        first = idlestore.first_held_minute(self._cluster, since=since, until=until)
+        since = until if first is None else max(since, first)
         return tracker, since, {i.holding: i.end for i in resumed}
 
 

@@ -105,3 +105,15 @@ def test_a_long_look_back_is_worked_off_over_several_bounded_runs(
     assert job.body.caught_up
     job.body.run()  # caught up: nothing more to read
     assert _rows() == [(_at(6), _at(16), 10, True)]
+
+
+def test_a_new_cluster_is_read_from_its_first_held_minute_not_a_window_before(
+    db: peewee.Database, held: Minutes, usage_clock: FakeClock
+) -> None:
+    held.held(20, [0.0] * 5)  # the cluster's first minutes, twenty minutes after T0
+    job = Job(db, usage_clock, window=30)
+    _run_at(job, usage_clock, 25)  # due: minutes up to 23; a window back would be minute -7
+    assert job.body.caught_up  # one run, not eight of four minutes over nothing
+    idle = freshness.read(db, cluster=CLUSTER, figures=[freshness.IDLE])[freshness.IDLE]
+    assert idle.as_of == _at(23)
+    assert _rows() == []  # three minutes under the floor are no thirty-minute window yet
