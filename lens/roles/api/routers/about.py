@@ -20,29 +20,29 @@ from lens.store import freshness
 from lens.store.queries import gpuhours, seriesnow
 
 
-def sources(db: peewee.Database, cluster: str, now: datetime.datetime) -> Sources:
+def sources(db: peewee.Database, cluster: str, judged: datetime.datetime) -> Sources:
     known = freshness.read(
         db,
         cluster=cluster,
         figures=[freshness.PODS, freshness.NODES, freshness.IDLE, freshness.GPU_HOURS],
     )
-    newest = seriesnow.newest_minute(db, cluster=cluster, now=now)
+    newest = seriesnow.newest_minute(db, cluster=cluster, now=judged)
     return Sources(
-        controller=measured.of_freshness(known.get(freshness.PODS), now),
-        node_info=measured.of_freshness(known.get(freshness.NODES), now),
+        controller=measured.of_freshness(known.get(freshness.PODS), judged),
+        node_info=measured.of_freshness(known.get(freshness.NODES), judged),
         agents=Measured(
             as_of=None if newest is None else int(newest.timestamp()),
-            stale=newest is None or seriesnow.readings_stale(newest, now),
+            stale=newest is None or seriesnow.readings_stale(newest, judged),
         ),
-        idle=measured.of_freshness(known.get(freshness.IDLE), now),
-        gpu_hours=measured.of_freshness(known.get(freshness.GPU_HOURS), now),
+        idle=measured.of_freshness(known.get(freshness.IDLE), judged),
+        gpu_hours=measured.of_freshness(known.get(freshness.GPU_HOURS), judged),
     )
 
 
 def about(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
-    now: Annotated[datetime.datetime, Depends(params.now)],
+    judged: params.Judged,
 ) -> base.Envelope[About]:
     """What this API serves: its version, the cluster, GPU-hours' label keys, and when what
     feeds its figures last did."""
@@ -59,7 +59,7 @@ def about(
             now=ctx.wall_time(),
             clock_rate=ctx.clock_rate,
             max_page_size=ctx.max_page_size,
-            sources=sources(ctx.db, cluster, now),
+            sources=sources(ctx.db, cluster, judged),
         )
     )
 

@@ -22,13 +22,13 @@ SOURCES = (freshness.NODES, freshness.PODS, freshness.STORAGE)
 def overview_measured(
     figures: clusters.ClusterOverview,
     known: dict[str, freshness.Freshness],
-    now: datetime.datetime,
+    judged: datetime.datetime,
 ) -> payloads.OverviewMeasured:
     return payloads.OverviewMeasured(
-        nodes=measured.of_freshness(known.get(freshness.NODES), now),
-        allocation=measured.of_freshness(known.get(freshness.PODS), now),
-        utilization=measured.of_minute(figures.minute, now),
-        storage=measured.of_freshness(known.get(freshness.STORAGE), now),
+        nodes=measured.of_freshness(known.get(freshness.NODES), judged),
+        allocation=measured.of_freshness(known.get(freshness.PODS), judged),
+        utilization=measured.of_minute(figures.minute, judged),
+        storage=measured.of_freshness(known.get(freshness.STORAGE), judged),
     )
 
 
@@ -59,12 +59,13 @@ def overview(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
     now: Annotated[datetime.datetime, Depends(params.now)],
+    judged: params.Judged,
 ) -> base.Envelope[payloads.ClusterOverview]:
     """The cluster now: nodes healthy and faulty, idle and busy; GPUs held; storage; and when
     each was measured."""
     figures = clusters.overview(ctx.db, cluster=cluster, now=now)
     known = freshness.read(ctx.db, cluster=cluster, figures=SOURCES)
-    return envelope.ok(overview_payload(figures, overview_measured(figures, known, now)))
+    return envelope.ok(overview_payload(figures, overview_measured(figures, known, judged)))
 
 
 def router() -> APIRouter:

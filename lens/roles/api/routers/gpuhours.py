@@ -156,7 +156,7 @@ def gpu_hours(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
     page: Annotated[Page, Depends(params.page)],
-    now: Annotated[datetime.datetime, Depends(params.now)],
+    judged: params.Judged,
     start: Annotated[datetime.date, Query(description="First UTC day (YYYY-MM-DD).")],
     end: Annotated[datetime.date, Query(description="Last UTC day (YYYY-MM-DD), included.")],
     group_by: Annotated[
@@ -193,7 +193,7 @@ def gpu_hours(
         total=found.total,
         start=start,
         end=end,
-        measured=measured.of_freshness(known.get(freshness.GPU_HOURS), now),
+        measured=measured.of_freshness(known.get(freshness.GPU_HOURS), judged),
     )
     # The same URL answers JSON or CSV by Accept: a cache must keep them apart.
     if not as_csv:

@@ -79,7 +79,7 @@ def list_idle(
     ctx: Annotated[params.Context, Depends(params.context)],
     cluster: Annotated[str, Depends(params.cluster)],
     page: Annotated[Page, Depends(params.page)],
-    now: Annotated[datetime.datetime, Depends(params.now)],
+    judged: params.Judged,
     start: Seconds = None,
     end: Seconds = None,
     namespace: Annotated[str, Query(max_length=63, description="This namespace only.")] = "",
@@ -112,7 +112,7 @@ def list_idle(
         namespaces=namespaces,
         start=start if during else None,
         end=end if during else None,
-        measured=measured.of_freshness(known.get(freshness.IDLE), now),
+        measured=measured.of_freshness(known.get(freshness.IDLE), judged),
     )
     return envelope.ok(listed)
 

@@ -59,6 +59,7 @@ def list_nodes(
     cluster: Cluster,
     page: Paged,
     now: Now,
+    judged: params.Judged,
     name: Annotated[str, Query(max_length=253, description="Name contains (any case).")] = "",
     gpu_name: Annotated[str, Query(max_length=253, description="GPU model contains.")] = "",
     status: Annotated[
@@ -74,15 +75,15 @@ def list_nodes(
     found = nodes.list_nodes(ctx.db, cluster=cluster, wanted=wanted, sort=sort, page=page, now=now)
     known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.NODES])
     when = payloads.NodeListMeasured(
-        nodes=measured.of_freshness(known.get(freshness.NODES), now),
-        utilization=measured.of_minute(found.minute, now),
+        nodes=measured.of_freshness(known.get(freshness.NODES), judged),
+        utilization=measured.of_minute(found.minute, judged),
     )
     rows = [_gpu_node(row) for row in found.rows]
     return envelope.ok(payloads.NodeList(data=rows, total=found.total, measured=when))
 
 
 def get_node(
-    ctx: Context, cluster: Cluster, name: NodeName, now: Now
+    ctx: Context, cluster: Cluster, name: NodeName, judged: params.Judged
 ) -> base.Envelope[payloads.GpuNodeDetail]:
     """One node; 404 when the cluster has no such node."""
     row = nodes.get_node(ctx.db, cluster=cluster, name=name)
@@ -104,7 +105,7 @@ def get_node(
         memory_bytes=row.memory_bytes,
         gpu_count=row.gpu_count,
         gpu_model=row.gpu_name,
-        measured=measured.of_freshness(known.get(freshness.NODES), now),
+        measured=measured.of_freshness(known.get(freshness.NODES), judged),
     )
     return envelope.ok(detail)
 

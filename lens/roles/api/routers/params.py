@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import peewee
-from fastapi import Query, Request
+from fastapi import Depends, Query, Request
 
 from lens.roles.api.envelope import ParameterError
 from lens.runtime import names
@@ -61,6 +61,24 @@ def printable(request: Request) -> None:
 def now(request: Request) -> datetime.datetime:
     """Now by the process's clock (a dependency: tests override it)."""
     return context(request).now()
+
+
+# Real seconds a loop may run late before its figures are called stale: a run delayed a moment
+# by a busy host is not a source that stopped. Scaled by the clock's rate, since a loop's
+# interval under `lens demo --speed 60` is a sixtieth of its real time.
+STALE_SLACK_SECONDS = 5.0
+
+
+def judged_now(
+    request: Request, moment: Annotated[datetime.datetime, Depends(now)]
+) -> datetime.datetime:
+    """The moment figures' staleness is judged at: `now`, less STALE_SLACK_SECONDS of real
+    time."""
+    rate = context(request).clock_rate
+    return moment - datetime.timedelta(seconds=STALE_SLACK_SECONDS * rate)
+
+
+Judged = Annotated[datetime.datetime, Depends(judged_now)]
 
 
 def cluster(

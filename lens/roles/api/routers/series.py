@@ -111,14 +111,14 @@ def gpu_allocation(ctx: Context, cluster: Cluster) -> base.Envelope[list[payload
 
 
 def gpu_utilization(
-    ctx: Context, cluster: Cluster, now: Now
+    ctx: Context, cluster: Cluster, now: Now, judged: params.Judged
 ) -> base.Envelope[payloads.ClusterUtilization]:
     """The cluster's allocation and its GPUs' mean utilization now."""
     found = seriesnow.cluster_utilization(ctx.db, cluster=cluster, now=now)
     known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.NODES])
     when = payloads.ClusterUtilizationMeasured(
-        allocation=measured.of_freshness(known.get(freshness.NODES), now),
-        utilization=measured.of_minute(found.minute, now),
+        allocation=measured.of_freshness(known.get(freshness.NODES), judged),
+        utilization=measured.of_minute(found.minute, judged),
     )
     return envelope.ok(
         payloads.ClusterUtilization(
@@ -167,6 +167,7 @@ def gpu_heatmap(
     ctx: Context,
     cluster: Cluster,
     now: Now,
+    judged: params.Judged,
     k: Annotated[
         int,
         Query(
@@ -184,7 +185,7 @@ def gpu_heatmap(
             power=_heatmap("power", found.power),
             temperature=_heatmap("temperature", found.temperature),
             utilization=_heatmap("utilization", found.utilization),
-            measured=measured.of_minute(found.minute, now),
+            measured=measured.of_minute(found.minute, judged),
         )
     )
 

@@ -99,7 +99,7 @@ def list_workloads(
     ctx: Context,
     cluster: Cluster,
     page: Paged,
-    now: Now,
+    judged: params.Judged,
     name: Annotated[str, Query(max_length=253, description="Name contains (any case).")] = "",
     kind: Annotated[str, Query(max_length=64, description="Kind, exactly.")] = "",
     namespace: Annotated[str, Query(max_length=64, description="Namespace, exactly.")] = "",
@@ -121,8 +121,8 @@ def list_workloads(
     found = workloads.list_workloads(ctx.db, cluster=cluster, wanted=wanted, sort=sort, page=page)
     known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.PODS, freshness.GPU_HOURS])
     when = payloads.WorkloadListMeasured(
-        status=measured.of_freshness(known.get(freshness.PODS), now),
-        gpu_hours=measured.of_freshness(known.get(freshness.GPU_HOURS), now),
+        status=measured.of_freshness(known.get(freshness.PODS), judged),
+        gpu_hours=measured.of_freshness(known.get(freshness.GPU_HOURS), judged),
     )
     rows = [_item(row) for row in found.rows]
     return envelope.ok(payloads.WorkloadList(data=rows, total=found.total, measured=when))
@@ -236,7 +236,7 @@ def storage_stat(ctx: Context, cluster: Cluster) -> base.Envelope[payloads.Stora
 
 
 def node_workloads(
-    ctx: Context, cluster: Cluster, page: Paged, name: NodeName, now: Now
+    ctx: Context, cluster: Cluster, page: Paged, name: NodeName, judged: params.Judged
 ) -> base.Envelope[payloads.NodeWorkloadList]:
     """The top-level workloads with running GPU pods on the node, by name; 404 for an unknown
     node."""
@@ -258,7 +258,7 @@ def node_workloads(
     ]
     return envelope.ok(
         payloads.NodeWorkloadList(
-            data=rows, total=found.total, measured=_pods_measured(ctx, cluster, now)
+            data=rows, total=found.total, measured=_pods_measured(ctx, cluster, judged)
         )
     )
 
@@ -307,7 +307,7 @@ def _consumer(found: consumers.Consumer, pods: tuple[workloads.PodPlace, ...]) -
 
 
 def cluster_consumers(
-    ctx: Context, cluster: Cluster, page: Paged, now: Now
+    ctx: Context, cluster: Cluster, page: Paged, judged: params.Judged
 ) -> base.Envelope[payloads.ConsumerList]:
     """The top-level workloads with running GPU pods, most GPUs first, as the jobs' consumers
     count them: each pod once with its request, utilization from its own GPU-minutes."""
@@ -323,15 +323,15 @@ def cluster_consumers(
     rows = [_consumer(c, pods.get(c.uid, ())) for c in shown]
     return envelope.ok(
         payloads.ConsumerList(
-            data=rows, total=len(groups), measured=_pods_measured(ctx, cluster, now)
+            data=rows, total=len(groups), measured=_pods_measured(ctx, cluster, judged)
         )
     )
 
 
-def _pods_measured(ctx: Context, cluster: str, now: datetime.datetime) -> Measured:
+def _pods_measured(ctx: Context, cluster: str, judged: datetime.datetime) -> Measured:
     """Figures of the controller's pods: as of its last heartbeat."""
     known = freshness.read(ctx.db, cluster=cluster, figures=[freshness.PODS])
-    return measured.of_freshness(known.get(freshness.PODS), now)
+    return measured.of_freshness(known.get(freshness.PODS), judged)
 
 
 def router() -> APIRouter:
