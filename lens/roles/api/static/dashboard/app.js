@@ -122,7 +122,8 @@ async function show(refreshing = false) {
   if (refreshing && state === "error" && document.body.dataset.state === "ready") {
     // A refresh that fails (the API restarting, say) keeps the page drawn and says so; the
     // next period tries again.
-    freshness.textContent = `refresh failed ${clockTime()}: ${drawn.textContent}`;
+    const why = drawn.querySelector("p") || drawn;
+    freshness.textContent = `refresh failed ${clockTime()}: ${why.textContent}`;
     freshness.className = "error-text";
     scheduleRefresh(params);
     return;
