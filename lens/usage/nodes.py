@@ -1,9 +1,10 @@
-"""What the agents' reports say of each node now: its GPUs' mean utilization in one minute and
-the GPU driver version of its inventory (for the nodes table)."""
+"""What the agents' reports say of each node now: its GPUs' mean utilization in one minute, and
+the GPU model and driver version of its inventory (for the nodes table)."""
 
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 import peewee
 
@@ -26,36 +27,25 @@ def utilization_percent(cluster: str, minute: datetime.datetime) -> dict[str, fl
     return {str(node): 100.0 * float(mean) for node, mean in database.tuple_rows(query)}
 
 
+def _greatest(cluster: str, fact: peewee.Field[Any]) -> dict[str, str]:
+    """Per node, the greatest non-empty value of a fact of its present GPUs."""
+    device = models.GpuDevice
+    query = (
+        device.select(device.node_name, peewee.fn.MAX(fact))
+        .where((device.cluster == cluster) & device.deleted_at.is_null() & fact.is_null(False))
+        .group_by(device.node_name)
+        .tuples()
+    )
+    return {str(node): str(value) for node, value in database.tuple_rows(query) if value}
+
+
 def gpu_models(cluster: str) -> dict[str, str]:
     """Per node, the model its present GPUs report (the greatest, should they differ): the
     name the GPU gives itself ("AMD Instinct MI300X"), where a node label must spell it
     without spaces ("AMD_Instinct_MI300X")."""
-    device = models.GpuDevice
-    query = (
-        device.select(device.node_name, peewee.fn.MAX(device.gpu_model))
-        .where(
-            (device.cluster == cluster)
-            & device.deleted_at.is_null()
-            & device.gpu_model.is_null(False)
-            & (device.gpu_model != "")
-        )
-        .group_by(device.node_name)
-        .tuples()
-    )
-    return {str(node): str(model) for node, model in database.tuple_rows(query) if model}
+    return _greatest(cluster, models.GpuDevice.gpu_model)
 
 
 def driver_versions(cluster: str) -> dict[str, str]:
     """Per node, the driver version its present GPUs report (the greatest, should they differ)."""
-    device = models.GpuDevice
-    query = (
-        device.select(device.node_name, peewee.fn.MAX(device.driver_version))
-        .where(
-            (device.cluster == cluster)
-            & device.deleted_at.is_null()
-            & device.driver_version.is_null(False)
-        )
-        .group_by(device.node_name)
-        .tuples()
-    )
-    return {str(node): str(version) for node, version in database.tuple_rows(query) if version}
+    return _greatest(cluster, models.GpuDevice.driver_version)

@@ -4,6 +4,8 @@ from the cluster's latest complete minute, not the job's column."""
 
 from __future__ import annotations
 
+import datetime
+
 import peewee
 import pytest
 
@@ -17,11 +19,24 @@ FIRST_TEN = Page(limit=10)
 SETTLED = T0 - 2 * 60
 
 
-def _names(db: peewee.Database, sort: nodes.NodeSort, page: Page = FIRST_TEN) -> list[str]:
-    found = nodes.list_nodes(
-        db, cluster=CLUSTER, wanted=nodes.NodeFilter(), sort=sort, page=page, now=NOW
+def _listed(
+    db: peewee.Database,
+    sort: nodes.NodeSort | None = None,
+    page: Page = FIRST_TEN,
+    now: datetime.datetime = NOW,
+) -> nodes.NodePage:
+    return nodes.list_nodes(
+        db,
+        cluster=CLUSTER,
+        wanted=nodes.NodeFilter(),
+        sort=sort or nodes.NodeSort(),
+        page=page,
+        now=now,
     )
-    return [row.name for row in found.rows]
+
+
+def _names(db: peewee.Database, sort: nodes.NodeSort, page: Page = FIRST_TEN) -> list[str]:
+    return [row.name for row in _listed(db, sort, page).rows]
 
 
 def _busy(db: peewee.Database, node_name: str, *ratios: float | None, minute: float) -> None:
@@ -58,26 +73,12 @@ def test_utilization_is_each_nodes_mean_in_the_latest_complete_minute(
     _busy(db, "a", 0.6, 1.0, None, minute=SETTLED)
     _busy(db, "b", 0.9, minute=SETTLED - 60)  # silent since: unknown now, not its old figure
     _busy(db, "c", 0.3, minute=SETTLED + 60)  # not settled yet: not read before the others
-    found = nodes.list_nodes(
-        db,
-        cluster=CLUSTER,
-        wanted=nodes.NodeFilter(),
-        sort=nodes.NodeSort(),
-        page=FIRST_TEN,
-        now=NOW,
-    )
+    found = _listed(db)
     busy = {r.name: r.gpu_utilization for r in found.rows}
     assert busy["a"] == pytest.approx(80.0) and busy["b"] is None and busy["c"] is None
     assert found.minute == at(SETTLED)
     # Nothing recent: no minute, every utilization unknown.
-    later = nodes.list_nodes(
-        db,
-        cluster=CLUSTER,
-        wanted=nodes.NodeFilter(),
-        sort=nodes.NodeSort(),
-        page=FIRST_TEN,
-        now=at(T0 + 3600),
-    )
+    later = _listed(db, now=at(T0 + 3600))
     assert later.minute is None and {r.gpu_utilization for r in later.rows} == {None}
 
 
