@@ -185,9 +185,13 @@ def insert_rows(
             model.insert_many(chunk).execute()
 
 
+FRESHNESS_TABLE = models.FigureFreshness._meta.table_name
+
+
 class WriteCounter:
     """Rows inserted, updated and deleted through `db` while counting (the cursor's rowcount of
-    each INSERT, UPDATE and DELETE this process sends), per thread that sent them."""
+    each INSERT, UPDATE and DELETE this process sends), per thread that sent them — those of
+    figure_freshness apart: the one row a run says when it measured, whatever it found."""
 
     def __init__(self, db: peewee.Database) -> None:
         self._db = db
@@ -201,18 +205,23 @@ class WriteCounter:
                 verb in ("INSERT", "UPDATE", "DELETE")
                 and getattr(self._local, "rows", None) is not None
             ):
-                self._local.rows += max(0, cursor.rowcount)
+                if FRESHNESS_TABLE in sql:
+                    self._local.freshness += max(0, cursor.rowcount)
+                else:
+                    self._local.rows += max(0, cursor.rowcount)
             return cursor
 
         db.execute_sql = counted  # type: ignore[method-assign]
 
     @contextmanager
     def counting(self) -> Iterator[list[int]]:
-        """Yields a one-item list holding, once the block ends, the rows written in it."""
-        found = [0]
+        """Yields a list holding, once the block ends, the rows written in it: [rows of the
+        job's own tables, rows of figure_freshness]."""
+        found = [0, 0]
         self._local.rows = 0
+        self._local.freshness = 0
         try:
             yield found
         finally:
-            found[0] = self._local.rows
+            found[:] = [self._local.rows, self._local.freshness]
             self._local.rows = None
