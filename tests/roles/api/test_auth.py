@@ -101,7 +101,8 @@ def test_requests_need_a_good_token(
     assert client.get("/docs").status_code == 200
     assert client.get("/docs/", follow_redirects=False).status_code == 307
     good = {"Authorization": f"Bearer {TOKEN}"}
-    assert data(client.get("/v1/nodes", headers=good)) == {"data": [], "total": 0}
+    listed = data(client.get("/v1/nodes", headers=good))
+    assert isinstance(listed, dict) and (listed["data"], listed["total"]) == ([], 0)
     logged = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
     for secret in (TOKEN, OTHER, _digest(TOKEN), _digest(OTHER)):
         assert secret not in logged
@@ -147,7 +148,8 @@ def test_a_token_the_api_server_vouches_for_is_let_in(
     for token in ("sa-ops", TOKEN):  # a ServiceAccount's; the token file's, never reviewed
         for _ in range(3):
             got = client.get("/v1/nodes", headers={"Authorization": f"Bearer {token}"})
-            assert data(got) == {"data": [], "total": 0}
+            listed = data(got)
+            assert isinstance(listed, dict) and (listed["data"], listed["total"]) == ([], 0)
     assert apiserver.token_reviews.reviewed == 1  # one review, then its verdict is kept
     developer = client.get("/v1/nodes", headers={"Authorization": "Bearer user-dev"})
     assert error(developer, 403) == "this user may not read the API"
