@@ -21,6 +21,7 @@ from lens.store.queries import gpuhours, seriesnow
 
 
 def sources(db: peewee.Database, cluster: str, judged: datetime.datetime) -> Sources:
+    """When each source of `cluster`'s figures last reported, stale as judged at `judged`."""
     known = freshness.read(
         db,
         cluster=cluster,

@@ -24,6 +24,7 @@ def overview_measured(
     known: dict[str, freshness.Freshness],
     judged: datetime.datetime,
 ) -> payloads.OverviewMeasured:
+    """When each group of the overview's figures was measured (`known`: the loops' records)."""
     return payloads.OverviewMeasured(
         nodes=measured.of_freshness(known.get(freshness.NODES), judged),
         allocation=measured.of_freshness(known.get(freshness.PODS), judged),
