@@ -30,11 +30,18 @@ def test_about_an_empty_store(db: peewee.Database) -> None:
 
 
 def test_a_simulated_cluster_and_its_clock(db: peewee.Database) -> None:
-    """`lens demo --speed 60`: the dashboard learns the cluster's time and how fast it runs."""
-    client = make_client(db, simulated=True, clock_rate=60.0, wall_time=lambda: NOW + 3600)
+    """`lens demo --speed 60`: the dashboard learns the cluster's time and how fast it runs
+    now (slower while the host cannot keep up)."""
+    rate = [60.0]
+    client = make_client(
+        db, simulated=True, clock_rate=lambda: rate[0], wall_time=lambda: NOW + 3600
+    )
     about = data(client.get("/v1/about"))
     assert isinstance(about, dict)
     assert (about["simulated"], about["now"], about["clock_rate"]) == (True, NOW + 3600, 60.0)
+    rate[0] = 7.5
+    about = data(client.get("/v1/about"))
+    assert isinstance(about, dict) and about["clock_rate"] == 7.5
 
 
 def test_labels_gpu_hours_were_kept_by_and_another_cluster(db: peewee.Database) -> None:
