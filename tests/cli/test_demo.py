@@ -77,7 +77,8 @@ def test_lens_demo_serves_a_living_simulated_cluster_and_stops_on_ctrl_c(
         files = Path(_wait(said, r"its database and files under (\S+)").group(1))
         assert files.parent == short_tmp and (files / "lens.db").exists()
         about = _data(url + "v1/about")
-        assert (about["simulated"], about["clock_rate"]) == (True, 60.0)
+        # Real time until every node's agent runs, then up to the speed asked as the host allows.
+        assert about["simulated"] is True and 1 <= float(str(about["clock_rate"])) <= 60
         deadline = time.monotonic() + 30
         while _data(url + "v1/clusters/overview")["allocatedGpus"] == 0:
             assert time.monotonic() < deadline
