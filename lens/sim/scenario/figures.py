@@ -1,7 +1,8 @@
 """The figures Lens reports of a cluster, worked out from a played scenario's truth (truth.py) by
 the definitions of docs/jobs.md: allocation, GPU-hours per workload, namespace and team,
-consumers and idle GPUs. A GPU-minute's utilization is the GPU's mean over the whole minute, held or not, as an
-agent reports it; used GPU-hours and consumers weigh it by the seconds each pod held the GPU.
+consumers and idle GPUs. A GPU-minute's utilization is the GPU's mean over the whole minute,
+held or not, as an agent reports it; used GPU-hours and consumers weigh it by the seconds each
+pod held the GPU.
 """
 
 from __future__ import annotations
