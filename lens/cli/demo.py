@@ -32,7 +32,8 @@ def demo(
         float,
         typer.Option(
             help="How many times faster than real time the cluster lives (60: an hour a "
-            "minute); the dashboard shows the cluster's time.",
+            "minute); the dashboard shows the cluster's time. Where the host cannot keep up, "
+            "the cluster lives slower (the dashboard's header says how fast).",
             min=1,
             max=MAX_SPEED,
         ),
