@@ -57,7 +57,11 @@ class ExpositionCache:
 class MetricsPublisher:
     """Renders the registered sources into an ExpositionCache; one render at a time."""
 
-    def __init__(self, cache: ExpositionCache, *, wall_time: Callable[[], float]) -> None:
+    def __init__(
+        self, cache: ExpositionCache, *, wall_time: Callable[[], float], enabled: bool = True
+    ) -> None:
+        """`enabled` False: publishing does nothing (a process whose port is never served)."""
+        self._enabled = enabled
         self._cache = cache
         self._time = wall_time
         self._sources: list[MetricSource] = []
@@ -80,6 +84,8 @@ class MetricsPublisher:
             self.publish()
 
     def publish(self) -> None:
+        if not self._enabled:
+            return
         with self._lock:
             texts = [source.render_text() for source in self._texts]
             texts.append(self._renderer.render_metrics(_collect(self._sources)))

@@ -79,6 +79,9 @@ class _State:
     running_since: float | None = None
     failing: bool = False
     runs: int = 0
+    # The runs finished since busiest() last asked, and how long they took in all.
+    lately_runs: int = 0
+    lately_seconds: float = 0.0
 
 
 class PeriodicRunner:
@@ -143,6 +146,32 @@ class PeriodicRunner:
     def _join(self) -> None:
         for thread in self._threads:
             thread.join()
+
+    @property
+    def stopping(self) -> threading.Event:
+        """Set once the runner is asked to stop: a body that works through many units (lens
+        demo's hundred node agents) looks at it between them, so the stop waits for one."""
+        return self._stop
+
+    def busiest(self) -> tuple[str, float]:
+        """The loop that was busiest since the last call, and how busy: the mean length of
+        its runs since then (those finished, and the one going on for as long as it has gone)
+        as a fraction of its interval, by the runner's clock; ('', 0.0) when none ran. Near 1
+        a loop barely keeps pace with its clock, over 1 it skips slots (lens demo slows its
+        clock on it)."""
+        now = self._clock.monotonic()
+        found, busiest = "", 0.0
+        with self._states_lock:
+            for loop in self._loops:
+                state = self._states[loop.name]
+                runs, seconds = state.lately_runs, state.lately_seconds
+                state.lately_runs, state.lately_seconds = 0, 0.0
+                if state.running_since is not None:
+                    runs, seconds = runs + 1, seconds + now - state.running_since
+                busy = seconds / (runs * loop.interval_seconds) if runs else 0.0
+                if busy > busiest:
+                    found, busiest = loop.name, busy
+        return found, busiest
 
     def runs(self, name: str) -> int:
         """How many runs of loop `name` have finished (for tests and diagnostics)."""
@@ -214,11 +243,14 @@ class PeriodicRunner:
         return True
 
     def _finish(self, loop: Loop, state: _State, started: float, *, ok: bool) -> None:
-        self._metrics.duration.labels(loop.name).observe(self._clock.monotonic() - started)
+        took = self._clock.monotonic() - started
+        self._metrics.duration.labels(loop.name).observe(took)
         self._metrics.runs.labels(loop.name, "success" if ok else "error").inc()
         if ok:
             self._metrics.last_success.labels(loop.name).set(self._clock.time())
         with self._states_lock:
+            state.lately_runs += 1
+            state.lately_seconds += took
             state.running_since = None
             state.failing = not ok
             state.runs += 1

@@ -38,9 +38,12 @@ class Process:
         rng: random.Random | None = None,
         handle_signals: bool = True,
         process_metrics: bool = True,
+        publish_metrics: bool = True,
     ) -> None:
         """`process_metrics`: export the OS process's CPU, memory and open files (off for a
-        process run inside another, whose are the same)."""
+        process run inside another, whose are the same). `publish_metrics`: render /metrics
+        from the sources (off for a process that is built but never run, whose port nobody
+        reads: lens demo's node agents, a hundred renders a cycle otherwise)."""
         self.name = name
         self.clock = clock or SystemClock()
         self.metrics = SelfMetrics(process=process_metrics)
@@ -50,7 +53,9 @@ class Process:
             stale_after=3 * service.readiness_interval_seconds + 10,
         )
         self.cache = exposition.ExpositionCache()
-        self.publisher = exposition.MetricsPublisher(self.cache, wall_time=self.clock.time)
+        self.publisher = exposition.MetricsPublisher(
+            self.cache, wall_time=self.clock.time, enabled=publish_metrics
+        )
         self.publisher.add(self.metrics.registry)
         self.service = Service(
             name, stop_timeout=service.stop_timeout_seconds, handle_signals=handle_signals

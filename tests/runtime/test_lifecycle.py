@@ -147,7 +147,35 @@ def test_stopping_is_bounded_even_when_a_part_hangs() -> None:
     thread.join(5)
     assert codes == [errors.EXIT_STOP_TIMEOUT]
     assert time.monotonic() - stopping < 3
-    assert log == ["start a", "start stuck", "start c", "stop c"]
+    # Past the time, "a" is still told to stop (a part whose threads were never told went on
+    # running, lens demo's writing the files it was to leave behind, #36).
+    assert log == ["start a", "start stuck", "start c", "stop c", "stop a"]
+
+
+def test_a_part_that_fails_to_stop_is_logged_and_the_others_stop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log: list[str] = []
+
+    class Broken(Recorder):
+        async def stop(self) -> None:
+            raise OSError("socket gone")
+
+    service = Service(
+        "t",
+        stop_timeout=5,
+        handle_signals=False,
+        parts=[Recorder("a", log), Broken("broken", log), Recorder("c", log)],
+    )
+    thread, codes = _run_in_thread(service)
+    assert service.started.wait(3)
+    with caplog.at_level("ERROR", logger="lens.runtime.lifecycle"):
+        service.request_stop("test")
+        thread.join(5)
+    assert codes == [errors.EXIT_STOP_TIMEOUT]
+    assert log == ["start a", "start broken", "start c", "stop c", "stop a"]
+    (record,) = [r for r in caplog.records if r.getMessage() == "part failed to stop"]
+    assert record.exc_info is not None and record.exc_info[0] is OSError
 
 
 def test_a_stop_requested_before_start_starts_nothing() -> None:

@@ -147,6 +147,48 @@ def test_an_overrunning_run_never_overlaps_and_skips_its_missed_slots(
     assert max(active) == 1
 
 
+def test_busiest_names_the_loop_whose_runs_took_most_of_their_interval_since_last_asked(
+    harness: Harness, eventually: Eventually
+) -> None:
+    release = threading.Event()
+    entered = threading.Event()
+
+    def slow() -> None:
+        entered.set()
+        release.wait(5)
+        release.clear()
+
+    runner = harness.runner(
+        Loop(name="slow", interval_seconds=20, run=slow),
+        Loop(name="quick", interval_seconds=10, run=lambda: None),
+    )
+    assert entered.wait(2)
+    eventually(lambda: runner.runs("quick") == 1)
+    harness.clock.advance(5)  # the run going on: a quarter of its interval so far
+    assert runner.busiest() == ("slow", 0.25)
+    harness.clock.advance(25)  # it ends at 1030: one and a half intervals, two slots skipped
+    release.set()
+    eventually(lambda: runner.runs("slow") == 1)
+    assert runner.busiest() == ("slow", 1.5)
+    assert runner.busiest() == ("", 0.0), "asked again at once: nothing ran since"
+    entered.clear()
+    eventually(lambda: harness.clock.waiters == 2)
+    harness.clock.advance(10)  # 1040: the next slot; quick runs too, in no time
+    assert entered.wait(2)
+    eventually(lambda: runner.runs("quick") == 3)
+    harness.clock.advance(2)
+    release.set()
+    eventually(lambda: runner.runs("slow") == 2)
+    assert runner.busiest() == ("slow", 0.1)
+
+
+def test_stopping_is_set_once_the_runner_is_asked_to_stop(harness: Harness) -> None:
+    runner = harness.runner(Loop(name="tick", interval_seconds=10, run=lambda: None))
+    assert not runner.stopping.is_set()
+    asyncio.run(runner.stop())
+    assert runner.stopping.is_set()
+
+
 def test_a_stuck_loop_does_not_starve_the_others(harness: Harness, eventually: Eventually) -> None:
     stuck = threading.Event()
     release = threading.Event()

@@ -75,11 +75,15 @@ def _reviews(config: Config, process: Process) -> Callable[[str], Review]:
 
 
 def build(
-    config: Config, process: Process, *, simulated: bool = False, clock_rate: float = 1.0
+    config: Config,
+    process: Process,
+    *,
+    simulated: bool = False,
+    clock_rate: Callable[[], float] = lambda: 1.0,
 ) -> Api:
     """Add the API to `process`: tokens read, database opened (and migrated), app made,
     server not started. `simulated`: the cluster is `lens demo`'s, whose clock runs
-    `clock_rate` times as fast as real time (/v1/about tells the dashboard)."""
+    `clock_rate()` times as fast as real time now (/v1/about tells the dashboard)."""
     tokens = authenticator_of(config, process)
     db = shared.shared_database(config.database, process)
     context = Context(

@@ -37,6 +37,10 @@ LOOPBACK = "127.0.0.1"
 # whole minutes: four readings a minute give each minute's mean as well as sixty.
 GPU_INTERVAL_SECONDS = 15.0
 KUBELET_INTERVAL_SECONDS = 60.0
+DRI_INTERVAL_SECONDS = 60.0  # a simulated node's DRI devices never change
+# The containers listed again to catch what the events missed: the Docker stand-in misses none,
+# and a hundred listings cost two seconds of the demo's CPU.
+RECONCILE_SECONDS = 300.0
 TICK_SECONDS = 5.0  # of the cluster's time: how often the agents' cycles are looked at
 COLLECTOR_TIMEOUT_MAX = 600.0  # the setting's largest
 LOADED_POLL_SECONDS = 0.1  # while waiting for the simulated hosts
@@ -63,9 +67,11 @@ def agent_config(config: Config, host: SimulatedHost, *, jobs_address: str, spee
             collectors=("amdgpu", "nvidia", "dri", "kubelet", "ephemeral_storage"),
             gpu_interval_seconds=GPU_INTERVAL_SECONDS,
             kubelet_interval_seconds=KUBELET_INTERVAL_SECONDS,
+            dri_interval_seconds=DRI_INTERVAL_SECONDS,
             collector_timeout_seconds=timeout,
         ),
         containers=ContainersConfig(
+            reconcile_interval_seconds=RECONCILE_SECONDS,
             containerd_address="",
             docker_address=host.docker_socket,
             pod_resources_socket=str(kubelet.socket_path),
@@ -92,15 +98,19 @@ class SimulatedAgents:
         clock: Clock,
         speed: float,
         jobs_address: Callable[[], str],
+        stopping: threading.Event,
         on_failure: Callable[[BaseException], None],
     ) -> None:
-        """`on_failure`: told when an agent cannot be built or started."""
+        """`stopping`: set once the loops running the agents are to stop (a pass over a
+        hundred agents ends at the agent it is on). `on_failure`: told when an agent cannot
+        be built or started."""
         self._config = config
         self._cluster = cluster
         self._clock = clock
         self._speed = speed
         self._jobs_address = jobs_address
         self._on_failure = on_failure
+        self._loops_stopping = stopping
         self._lock = threading.Lock()
         self._agents: dict[str, NodeAgent] = {}
         self._stopping = threading.Event()
@@ -121,7 +131,7 @@ class SimulatedAgents:
         )
         reconcile = Loop(
             name="simulated-agents-containers",
-            interval_seconds=self._config.containers.reconcile_interval_seconds,
+            interval_seconds=RECONCILE_SECONDS,
             run=self.reconcile,
             run_at_start=False,
         )
@@ -129,10 +139,14 @@ class SimulatedAgents:
 
     def collect(self) -> None:
         for agent in self.agents:
+            if self._loops_stopping.is_set():
+                return
             agent.cycle.run()
 
     def reconcile(self) -> None:
         for agent in self.agents:
+            if self._loops_stopping.is_set():
+                return
             if agent.tracking is not None:
                 agent.tracking.reconcile()
 
@@ -145,6 +159,7 @@ class SimulatedAgents:
             clock=self._clock,
             handle_signals=False,
             process_metrics=False,  # the demo's own: a hundred agents would each list its files
+            publish_metrics=False,  # no port serves an agent's /metrics here
         )
         return agent_main.build(config, process)
 

@@ -123,7 +123,8 @@ class CollectionCycle:
         self._after_first: list[Callable[[], None]] = []
         self._after_each: list[Callable[[], None]] = []
         self._renderer = TextRenderer()
-        self._text = ""
+        self._parts: list[Rendered] = []
+        self._text: str | None = ""
 
     @property
     def tick_seconds(self) -> float:
@@ -147,13 +148,13 @@ class CollectionCycle:
         self._after_each.append(callback)
 
     def run(self) -> None:
-        """One tick: run what is due, wait, keep and render results, publish once."""
+        """One tick: run what is due, wait, keep results, publish once (which renders them)."""
         now = self._clock.monotonic()
         started = [slot for slot in self._slots if self._start_if_due(slot, now)]
         self._finish(started)
-        text = self._render()
+        parts = [part for slot in self._slots for part in slot.rendered]
         with self._lock:
-            self._text = text
+            self._parts, self._text = parts, None
         self._publish()
         with self._lock:
             self._cycles += 1  # counted once published, so /metrics has the cycle's families
@@ -242,15 +243,19 @@ class CollectionCycle:
             log.log(level, "collector failed", extra={"collector": name, "reason": reason})
         slot.failing = reason
 
-    def _render(self) -> str:
+    def _render(self, parts: list[Rendered]) -> str:
         """Every collector's families in one text; AMD and NVIDIA GPUs share their families."""
-        groups = [part for slot in self._slots for part in slot.rendered if isinstance(part, tuple)]
-        texts = [part for slot in self._slots for part in slot.rendered if isinstance(part, str)]
+        groups = [part for part in parts if isinstance(part, tuple)]
+        texts = [part for part in parts if isinstance(part, str)]
         return self._renderer.render_groups(groups, opt_in=frozenset()) + "".join(texts)
 
     def render_text(self) -> str:
-        """The families of the last cycle (a text source of the metrics publisher)."""
+        """The families of the last cycle (a text source of the metrics publisher), rendered
+        once per cycle when first asked: a cycle nobody publishes (lens demo's agents, whose
+        /metrics no port serves) is never rendered."""
         with self._lock:
+            if self._text is None:
+                self._text = self._render(self._parts)
             return self._text
 
     def close(self) -> None:

@@ -1,7 +1,8 @@
 """The figures Lens reports of a cluster, worked out from a played scenario's truth (truth.py) by
-the definitions of docs/jobs.md: allocation, GPU-hours per workload and namespace, consumers and
-idle GPUs. A GPU-minute's utilization is the GPU's mean over the whole minute, held or not, as an
-agent reports it; used GPU-hours and consumers weigh it by the seconds each pod held the GPU.
+the definitions of docs/jobs.md: allocation, GPU-hours per workload, namespace and team,
+consumers and idle GPUs. A GPU-minute's utilization is the GPU's mean over the whole minute,
+held or not, as an agent reports it; used GPU-hours and consumers weigh it by the seconds each
+pod held the GPU.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 
 from lens.sim.scenario.truth import MINUTE, Hold, Truth, WorkloadRef
 
-WORKLOAD, NAMESPACE = "workload", "namespace"
+WORKLOAD, NAMESPACE, TEAM = "workload", "namespace", "team"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,14 +78,20 @@ class Figures:
     # -- GPU-hours ------------------------------------------------------------------------
 
     def gpu_seconds(self, start: int, end: int, *, by: str) -> dict[str, GpuSeconds]:
-        """Per top-level workload (uid) or namespace, the GPU-seconds held and used within
-        [start, end), both whole minutes."""
-        if by not in (WORKLOAD, NAMESPACE):
-            raise ValueError(f"group by {WORKLOAD} or {NAMESPACE}, not {by!r}")
+        """Per top-level workload (uid), namespace or team (its top-level workload's team
+        label, '' for none), the GPU-seconds held and used within [start, end), both whole
+        minutes."""
+        keys = {
+            WORKLOAD: lambda hold: hold.workload.uid,
+            NAMESPACE: lambda hold: hold.namespace,
+            TEAM: lambda hold: hold.workload.team,
+        }
+        if by not in keys:
+            raise ValueError(f"group by {WORKLOAD}, {NAMESPACE} or {TEAM}, not {by!r}")
         held: dict[str, float] = defaultdict(float)
         used: dict[str, float] = defaultdict(float)
         for hold in self.truth.holds:
-            key = hold.workload.uid if by == WORKLOAD else hold.namespace
+            key = keys[by](hold)
             for index, minute, seconds in self._held_minutes(hold, start, end):
                 held[key] += seconds
                 used[key] += seconds * self.gpu_minute(hold.node, index, minute)

@@ -107,8 +107,11 @@ def ready_condition(ready: bool, *, when: str = "2026-01-01T00:00:00Z") -> JsonO
     }
 
 
-def namespace(name: str) -> JsonObject:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+def namespace(name: str, *, labels: dict[str, str] | None = None) -> JsonObject:
+    metadata: JsonObject = {"name": name}
+    if labels:
+        metadata["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
 
 
 def pod_template(app: str, *, gpus: int, resource: str) -> JsonObject:

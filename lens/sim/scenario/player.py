@@ -28,7 +28,7 @@ from lens.sim.kubelet.server import KubeletServer, inventory_from_tree
 from lens.sim.scenario import kubelets, loads, manifests
 from lens.sim.scenario.pods import Cluster
 from lens.sim.scenario.scheduling import Scheduler
-from lens.sim.scenario.spec import NodeGroup, Scenario
+from lens.sim.scenario.spec import TEAM_LABEL, NodeGroup, Scenario
 from lens.sim.scenario.truth import Truth
 from lens.sim.scenario.workloads import WorkloadRunner
 
@@ -83,6 +83,7 @@ class ScenarioPlayer:
             schedule=self._schedule,
             truth=self.truth,
             start_time=self.start_time,
+            teams=dict(scenario.teams),
         )
         self._runner = WorkloadRunner(self.cluster)
 
@@ -92,7 +93,9 @@ class ScenarioPlayer:
         """Create the nodes and everything that starts at time 0."""
         self.kube.create(manifests.PYTORCHJOB_CRD)
         for namespace in sorted({w.namespace for w in self.scenario.workloads} - {"default"}):
-            self.kube.create(manifests.namespace(namespace))
+            team = self.scenario.team_of(namespace)
+            labels = {TEAM_LABEL: team} if team else None
+            self.kube.create(manifests.namespace(namespace, labels=labels))
         for index, (name, group) in enumerate(self._groups.items()):
             address = f"192.168.{index // 250}.{index % 250 + 1}"
             self.kube.create(

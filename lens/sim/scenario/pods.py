@@ -17,7 +17,7 @@ from lens.sim.kube.objects import timestamp
 from lens.sim.kube.server import KubeApiServer
 from lens.sim.scenario import manifests
 from lens.sim.scenario.scheduling import Scheduler
-from lens.sim.scenario.spec import NodeLoss
+from lens.sim.scenario.spec import TEAM_LABEL, NodeLoss
 from lens.sim.scenario.truth import DELETED, FAILED, FINISHED, Truth, WorkloadRef
 
 JsonObject = dict[str, Any]
@@ -39,6 +39,12 @@ class Cluster:
     node_addresses: dict[str, str] = dataclasses.field(default_factory=dict)
     resources: dict[str, str] = dataclasses.field(default_factory=dict)
     rng: random.Random = dataclasses.field(default_factory=lambda: random.Random(0))
+    teams: dict[str, str] = dataclasses.field(default_factory=dict)  # namespace -> its team
+
+    def top_labels(self, namespace: str, labels: dict[str, str]) -> dict[str, str]:
+        """`labels` of a top-level workload in `namespace`, with its team's label."""
+        team = self.teams.get(namespace, "")
+        return {**labels, TEAM_LABEL: team} if team else labels
 
     def __post_init__(self) -> None:
         if self.start_time is None:
@@ -57,10 +63,14 @@ class Cluster:
 
 
 def workload_ref(obj: JsonObject) -> WorkloadRef:
-    """The top-level workload an object of the API server is."""
+    """The top-level workload an object of the API server is, with its team label."""
     meta = obj["metadata"]
     return WorkloadRef(
-        kind=obj["kind"], name=meta["name"], namespace=meta.get("namespace", ""), uid=meta["uid"]
+        kind=obj["kind"],
+        name=meta["name"],
+        namespace=meta.get("namespace", ""),
+        uid=meta["uid"],
+        team=meta.get("labels", {}).get(TEAM_LABEL, ""),
     )
 
 

@@ -39,7 +39,9 @@ class ScriptedRuntime:
     def __init__(self, socket: Path, renders: Sequence[Path] = ()) -> None:
         self.docker = ScriptedDocker(socket)
         self._renders = list(renders)
-        self.expected: dict[str, str] = {}  # container id -> the status the agent must see
+        # Container id -> the status its agent must see: only containers holding GPUs, the only
+        # ones an agent follows (containers/node/tracking.py).
+        self.expected: dict[str, str] = {}
         self.docker.start()
 
     def started(self, hold: Hold) -> None:
@@ -57,7 +59,8 @@ class ScriptedRuntime:
         )
         for action in ("create", "start"):
             self.docker.send(event_line(action, cid, time_nano=round(hold.since * 1e9)))
-        self.expected[cid] = "Running"
+        if hold.gpus:
+            self.expected[cid] = "Running"
 
     def ended(self, hold: Hold) -> None:
         if hold.until is None:
@@ -73,11 +76,14 @@ class ScriptedRuntime:
             }
         at = round(hold.until * 1e9)
         self.docker.send(event_line("die", cid, time_nano=at, exitCode=str(code)))
-        self.expected[cid] = "Exit"
+        followed = cid in self.expected
+        if followed:
+            self.expected[cid] = "Exit"
         if hold.ended_by == DELETED:
             del self.docker.bodies[cid]
             self.docker.send(event_line("destroy", cid, time_nano=at))
-            self.expected[cid] = "Deleted"
+            if followed:
+                self.expected[cid] = "Deleted"
 
     def stop(self) -> None:
         self.docker.stop()

@@ -15,6 +15,11 @@ WorkloadKind = Literal["Deployment", "StatefulSet", "Job", "CronJob", "PyTorchJo
 # The generated presets' batch jobs arrive and last whole multiples of this: every pod comes and
 # goes on a 15 s grid, so a replay reading GPUs every 15 s sees each change when it happens.
 TIME_STEP_SECONDS = 15.0
+# The label a scenario's namespaces and top-level workloads name their team by: Lens's
+# jobs.team_label by default, so GPU-hours per team show the scenario's teams.
+TEAM_LABEL = "team"
+# The medium and large presets' teams; namespace team-<i> belongs to the (i mod 5)th.
+TEAMS = ("llm", "vision", "speech", "recsys", "platform")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +67,13 @@ class Scenario:
     workloads: tuple[Workload, ...] = ()
     node_losses: tuple[NodeLoss, ...] = ()
     seed: int = 0
+    # (namespace, team): the team label its namespace and its top-level workloads carry; a
+    # namespace not listed has none.
+    teams: tuple[tuple[str, str], ...] = ()
+
+    def team_of(self, namespace: str) -> str:
+        """The team of `namespace`'s workloads ('' for none)."""
+        return dict(self.teams).get(namespace, "")
 
     @property
     def node_names(self) -> list[str]:
@@ -114,6 +126,7 @@ def small() -> Scenario:
             ),
             Workload(kind="Pod", name="debug-shell", namespace="default", gpus_per_pod=0),
         ),
+        teams=(("ml", "research"), ("serving", "inference")),
     )
 
 
@@ -199,8 +212,11 @@ def mixed(name: str, nodes: int, pods: int, seed: int) -> Scenario:
     used_pods = sum(w.replicas for w in training)
     used_gpus = sum(w.replicas * w.gpus_per_pod for w in training)
     rest = _small_pods(rng, usable - used_gpus, pods - used_pods, first=len(training))
+    workloads = tuple(training + rest)
+    namespaces = sorted({w.namespace for w in workloads}, key=lambda n: int(n.split("-")[1]))
+    teams = tuple((n, TEAMS[int(n.split("-")[1]) % len(TEAMS)]) for n in namespaces)
     return Scenario(
-        name=name, nodes=(NodeGroup(count=nodes),), workloads=tuple(training + rest), seed=seed
+        name=name, nodes=(NodeGroup(count=nodes),), workloads=workloads, seed=seed, teams=teams
     )
 
 

@@ -28,6 +28,7 @@ class WorkloadRef:
     name: str
     namespace: str
     uid: str
+    team: str = ""  # its team label (spec.TEAM_LABEL); a bare pod's is ''
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -90,7 +90,9 @@ class WorkloadRunner:
             "template": template,
         }
         deployment = self.kube.create(
-            manifests.controller("Deployment", "apps/v1", w.name, w.namespace, spec),
+            manifests.controller(
+                "Deployment", "apps/v1", w.name, w.namespace, spec, labels=self._top(w)
+            ),
             keep_status=False,
         )
         template_hash = hashlib.sha256(w.name.encode()).hexdigest()[:10]
@@ -119,6 +121,10 @@ class WorkloadRunner:
         self._set_replicas("ReplicaSet", "apps/v1", w.namespace, rs_name, w.replicas)
         self._set_replicas("Deployment", "apps/v1", w.namespace, w.name, w.replicas)
 
+    def _top(self, w: Workload) -> dict[str, str]:
+        """The labels of `w`'s top-level object: its name's, and its namespace's team."""
+        return self.cluster.top_labels(w.namespace, {"app": w.name})
+
     def _set_replicas(
         self, kind: str, api_version: str, namespace: str, name: str, replicas: int
     ) -> None:
@@ -138,7 +144,9 @@ class WorkloadRunner:
             "template": template,
         }
         statefulset = self.kube.create(
-            manifests.controller("StatefulSet", "apps/v1", w.name, w.namespace, spec),
+            manifests.controller(
+                "StatefulSet", "apps/v1", w.name, w.namespace, spec, labels=self._top(w)
+            ),
             keep_status=False,
         )
         for ordinal in range(w.replicas):
@@ -159,6 +167,9 @@ class WorkloadRunner:
     ) -> JsonObject:
         """A Job and its pods; `owner`: the CronJob that made it, their top-level workload."""
         owners = [manifests.owner(owner)] if owner is not None else None
+        labels = {"job-name": name}
+        if owner is None:  # the top-level workload itself, not a CronJob's
+            labels = self.cluster.top_labels(w.namespace, labels)
         spec = {
             "parallelism": w.replicas,
             "completions": w.replicas,
@@ -167,7 +178,7 @@ class WorkloadRunner:
         }
         job = self.kube.create(
             manifests.controller(
-                "Job", "batch/v1", name, w.namespace, spec, owners=owners, labels={"job-name": name}
+                "Job", "batch/v1", name, w.namespace, spec, owners=owners, labels=labels
             ),
             keep_status=False,
         )
@@ -192,7 +203,9 @@ class WorkloadRunner:
             "successfulJobsHistoryLimit": CRONJOB_HISTORY,
         }
         self.kube.create(
-            manifests.controller("CronJob", "batch/v1", w.name, w.namespace, spec),
+            manifests.controller(
+                "CronJob", "batch/v1", w.name, w.namespace, spec, labels=self._top(w)
+            ),
             keep_status=False,
         )
         self.cluster.schedule(self.cluster.elapsed, "cron", w)
@@ -249,6 +262,7 @@ class WorkloadRunner:
             w.name,
             w.namespace,
             {"pytorchReplicaSpecs": replica_specs},
+            labels=self._top(w),
         )
         job = self.kube.create(body, keep_status=False)
         roles = [("master", 0)] + [("worker", i) for i in range(workers)]

@@ -4,6 +4,7 @@ that stay real under a faster clock, and stopped promptly even before any starte
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +46,10 @@ def test_each_agent_reads_its_own_node(tmp_path: Path) -> None:
         assert agent.node_agent.collector_timeout_seconds == 600
         slower = agent_config(config(), host, jobs_address="127.0.0.1:5000", speed=1)
         assert slower.node_agent.collector_timeout_seconds == 10
+        # What never changes on a simulated node is read rarely: its DRI devices, and its
+        # containers listed again (the Docker stand-in's events miss none).
+        assert agent.node_agent.dri_interval_seconds == 60
+        assert agent.containers.reconcile_interval_seconds == 300
     finally:
         asyncio.run(cluster.stop())
 
@@ -60,6 +65,7 @@ def test_a_stop_before_the_hosts_exist_is_prompt(tmp_path: Path) -> None:
         clock=FakeClock(),
         speed=1,
         jobs_address=lambda: "127.0.0.1:5000",
+        stopping=threading.Event(),
         on_failure=failures.append,
     )
     asyncio.run(agents.start())  # waits for the cluster's hosts, which never come
@@ -70,3 +76,36 @@ def test_a_stop_before_the_hosts_exist_is_prompt(tmp_path: Path) -> None:
     assert time.monotonic() - began < 5
     asyncio.run(cluster.stop())
     assert agents.agents == [] and not agents.started.is_set() and failures == []
+
+
+@pytest.mark.slow_timeout
+def test_a_pass_over_the_agents_ends_once_their_loops_are_stopping(tmp_path: Path) -> None:
+    # A pass over a hundred agents went on to the last while the demo was asked to stop: Ctrl-C
+    # took 74 s (#36). It now ends at the agent it is on.
+    clock = FakeClock()
+    cluster = LivingCluster(SCENARIO, clock=clock, directory=tmp_path, on_failure=lambda _e: None)
+    stopping = threading.Event()
+    failures: list[BaseException] = []
+    agents = SimulatedAgents(
+        config(),
+        cluster,
+        clock=clock,
+        speed=1,
+        jobs_address=lambda: "127.0.0.1:9",  # nothing listens: events are kept, not lost
+        stopping=stopping,
+        on_failure=failures.append,
+    )
+    try:
+        cluster.load()
+        asyncio.run(agents.start())
+        assert agents.started.wait(30) and failures == []
+        before = [agent.cycle.cycles for agent in agents.agents]
+        assert before == [1, 1], "each agent's first cycle, run as it started"
+        agents.collect()
+        assert [agent.cycle.cycles for agent in agents.agents] == [2, 2]
+        stopping.set()
+        agents.collect()
+        assert [agent.cycle.cycles for agent in agents.agents] == [2, 2]
+    finally:
+        asyncio.run(agents.stop())
+        asyncio.run(cluster.stop())

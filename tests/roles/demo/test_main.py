@@ -3,6 +3,7 @@ API showing the GPUs and pods the simulator enacted."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import urllib.request
@@ -14,6 +15,7 @@ import pytest
 from lens.roles.demo import main as demo_main
 from lens.runtime import config as lens_config
 from lens.runtime import launcher, settings
+from lens.sim.scenario import spec
 from lens.sim.scenario.living import LivingCluster
 from lens.sim.scenario.replaying import ScaledClock
 from tests.roles.demo.running import RunningDemo, config
@@ -34,6 +36,11 @@ def test_the_plan_runs_every_role_against_the_simulated_cluster(tmp_path: Path) 
     ]
     wired = planned.config
     assert wired.database.url == f"sqlite:///{tmp_path / 'lens.db'}"
+    # A writer waits for SQLite's lock as long as it must (a loaded host slows the cluster's
+    # clock, it loses no write); the process's own metrics and readiness are spaced out.
+    assert wired.database.busy_timeout_seconds == 600
+    assert wired.service.metrics_interval_seconds == 5 * 10
+    assert wired.service.readiness_interval_seconds == 5 * 10
     assert (wired.jobs.grpc_host, wired.jobs.grpc_port, wired.jobs.lease) == ("127.0.0.1", 0, "")
     assert (wired.jobs.watch_cluster, wired.jobs.daily_report_time) == ("on", "")
     assert not wired.controller.leader_election and wired.controller.kubelet_service == ""
@@ -43,6 +50,27 @@ def test_the_plan_runs_every_role_against_the_simulated_cluster(tmp_path: Path) 
     assert str(tmp_path) in planned.notes[1]
     clock = demo_main.clock(60)
     assert isinstance(clock, ScaledClock) and clock.speed == 60
+
+
+def test_a_speed_over_what_the_preset_sustains_is_warned_of(tmp_path: Path) -> None:
+    assert set(demo_main.SUSTAINED_SPEEDS) == set(demo_main.PRESETS)
+    for preset, highest in demo_main.SUSTAINED_SPEEDS.items():
+        held = demo_main.plan(config(), preset=preset, speed=highest, directory=tmp_path)
+        assert len(held.notes) == 2 and not any("warning" in n for n in held.notes), preset
+    medium = demo_main.SUSTAINED_SPEEDS["medium"]
+    over = demo_main.plan(config(), preset="medium", speed=60, directory=tmp_path)
+    assert over.notes[2] == (
+        f"warning: --speed 60 is over the {medium:g} the medium preset sustains on 2 cores: "
+        "its clock slows to what this host keeps up with (the dashboard's header says how "
+        "fast it lives)"
+    )
+
+
+def test_the_demo_s_nodes_have_no_rdma_ports_and_are_otherwise_the_preset_s() -> None:
+    medium = spec.preset("medium")
+    demoed = demo_main.without_rdma(medium)
+    assert [group.rdma for group in demoed.nodes] == [0]
+    assert dataclasses.replace(demoed, nodes=medium.nodes) == medium
 
 
 def test_the_plan_names_no_kubeconfig_of_the_user(tmp_path: Path) -> None:

@@ -17,6 +17,9 @@ What Lens computes from its tables is compared with what the player recorded it 
   0.5 %; and every figure of its series, per minute and over the replay, the same from the
   per-pod sums (gpu_minute_pods) as from the holder rows they sum.
 
+And the small preset (whose namespaces and top-level workloads carry a team label, as the
+demo's do): GPU-hours per team, within 0.5 %.
+
 The replay covers the preset's first SPAN_MINUTES (its batch jobs arrive over the first hour
 and some end within it; services and training run on), not its whole length (about three hours
 until the last batch job ends), to keep each run within minutes (three on a quick host, seven
@@ -35,7 +38,7 @@ import pytest
 
 from lens.roles.jobs import idling
 from lens.sim.scenario import spec
-from lens.sim.scenario.figures import NAMESPACE, WORKLOAD, Figures, IdleMinute
+from lens.sim.scenario.figures import NAMESPACE, TEAM, WORKLOAD, Figures, IdleMinute
 from lens.store import database, models
 from lens.store.queries import seriesworkloads
 from lens.store.queries.timerange import TimeRange
@@ -264,3 +267,42 @@ def test_lens_figures_match_what_the_scenario_enacted(
     assert margins.compared["consumer utilization"] > 100 * SPAN_MINUTES
     assert min(margins.compared[f"held GPU-hours per {k}"] for k in (WORKLOAD, NAMESPACE)) > 20
     assert workloads > 50
+
+
+@pytest.mark.parametrize("database_engine", ["sqlite"], indirect=True)
+def test_gpu_hours_per_team_match_what_the_small_preset_enacted(
+    empty_database_url: str, memory_dir: Path
+) -> None:
+    """GPU-hours per team (jobs.team_label, `team`) are each top-level workload's team's, as
+    the small preset labels them: the research team's training, stateful set and batch jobs,
+    the inference team's service."""
+    end = START + 30 * 60
+    margins = Margins()
+    with replay(
+        spec.small(), start=START, end=end, url=empty_database_url, directory=memory_dir
+    ) as played:
+        figures = Figures(played.truth)
+        played.play(lambda _now: None)
+        jobs = played.jobs
+        assert jobs is not None and jobs.config.jobs.team_label == "team"
+        jobs.roll_up()
+        jobs.gpu_hours.run()
+        truth = figures.gpu_seconds(played.start, end, by=TEAM)
+        table = models.GpuHoursDaily
+        found: dict[str, tuple[float, float]] = {}
+        with database.session(jobs.db):
+            query = table.select().where(
+                (table.group_kind == "label") & (table.group_key == "team")
+            )
+            for row in query:
+                held, used = found.get(row.group_value, (0.0, 0.0))
+                found[row.group_value] = (held + row.held_gpu_hours, used + row.used_gpu_hours)
+    assert set(truth) == {"research", "inference"}, "every GPU pod is a team's"
+    # Half an hour of vllm-serve's 2 GPUs; of llama-pretrain's 8, rayworker's 2 and the jobs'.
+    assert truth["inference"].held == 2 * 30 * 60
+    assert truth["research"].held > 10 * 30 * 60
+    assert found.keys() == truth.keys()
+    for team, seconds in truth.items():
+        margins.check("held GPU-hours per team", found[team][0], seconds.held / 3600)
+        margins.check("used GPU-hours per team", found[team][1], seconds.used / 3600)
+    log.info("ground truth margins: %s", margins.report())

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from lens.sim.hosts import profiles
-from lens.sim.scenario.figures import NAMESPACE, WORKLOAD, Figures, IdleMinute
+from lens.sim.scenario.figures import NAMESPACE, TEAM, WORKLOAD, Figures, IdleMinute
 from lens.sim.scenario.truth import FINISHED, Truth, WorkloadRef
 
-STUCK = WorkloadRef(kind="Job", name="stuck", namespace="ml", uid="w-stuck")
+STUCK = WorkloadRef(kind="Job", name="stuck", namespace="ml", uid="w-stuck", team="research")
 BUSY = WorkloadRef(kind="Deployment", name="busy", namespace="web", uid="w-busy")
 T0 = 1_800_000_000  # a whole minute
 MINUTE = 60
@@ -75,8 +75,11 @@ def test_gpu_seconds_weigh_each_held_second_by_its_gpu_minute(figures: Figures) 
     )
     by_namespace = figures.gpu_seconds(T0 + MINUTE, T0 + 2 * MINUTE, by=NAMESPACE)
     assert by_namespace["ml"].held == 60 and by_namespace["web"].held == 2 * 60 + 30
+    # Teams: stuck's workload is the research team's; busy's has no team label ('').
+    by_team = figures.gpu_seconds(T0 + MINUTE, T0 + 2 * MINUTE, by=TEAM)
+    assert by_team["research"].held == 60 and by_team[""].held == 2 * 60 + 30
     with pytest.raises(ValueError, match="group by"):
-        figures.gpu_seconds(T0, T0 + MINUTE, by="team")
+        figures.gpu_seconds(T0, T0 + MINUTE, by="label")
 
 
 def test_consumers_are_the_running_pods_workloads_and_their_recent_gpu_minutes(

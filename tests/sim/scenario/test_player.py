@@ -64,6 +64,46 @@ def test_the_small_preset_builds_every_owner_chain(
     assert running.spec.node_name in ("gpu-node-0000", "gpu-node-0001")
 
 
+def test_namespaces_and_top_level_workloads_carry_their_team_label(
+    kube: KubeApiServer, clock: FakeClock, api: kubernetes.client.ApiClient
+) -> None:
+    player = ScenarioPlayer(spec.small(), kube, clock=clock).load()
+    player.run_until(120)  # the CronJob's first Job, the Jobs begun
+    core = kubernetes.client.CoreV1Api(api)
+    teams = {
+        n.metadata.name: (n.metadata.labels or {}).get("team") for n in core.list_namespace().items
+    }
+    assert {name: team for name, team in teams.items() if team} == {
+        "ml": "research",
+        "serving": "inference",
+    }
+    assert teams["default"] is None
+    dynamic = kubernetes.dynamic.DynamicClient(api)
+    found = {}
+    for api_version, kind in (
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "StatefulSet"),
+        ("batch/v1", "Job"),
+        ("batch/v1", "CronJob"),
+        ("kubeflow.org/v1", "PyTorchJob"),
+    ):
+        for item in dynamic.resources.get(api_version=api_version, kind=kind).get().items:
+            found[f"{kind}/{item.metadata.name}"] = dict(item.metadata.labels or {}).get("team")
+    # The top-level workloads are their namespace's team's; a CronJob's Job is not top-level.
+    assert found.pop("Deployment/vllm-serve") == "inference"
+    assert {k: v for k, v in found.items() if not k.startswith("Job/nightly-bench-")} == {
+        "StatefulSet/rayworker": "research",
+        "Job/eval-mmlu": "research",
+        "Job/bad-config": "research",
+        "CronJob/nightly-bench": "research",
+        "PyTorchJob/llama-pretrain": "research",
+    }
+    assert [v for k, v in found.items() if k.startswith("Job/nightly-bench-")] == [None]
+    # The truth names each hold's team as Lens reads it: the top-level workload's label.
+    held = {h.workload.name: h.workload.team for h in player.truth.holds if h.gpus}
+    assert held["llama-pretrain"] == "research" and held["vllm-serve"] == "inference"
+
+
 def test_the_host_side_agrees_with_the_api_server(
     kube: KubeApiServer, clock: FakeClock, tmp_path: Path
 ) -> None:

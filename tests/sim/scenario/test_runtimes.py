@@ -80,3 +80,36 @@ def test_the_agents_docker_client_sees_the_pods_containers(
     finally:
         client.close()
         runtime.stop()
+
+
+def test_only_containers_holding_gpus_are_expected_of_the_agent(
+    clock: FakeClock, kube: KubeApiServer, tmp_path: Path
+) -> None:
+    """An agent follows only containers with devices: a pod holding no GPU runs a container
+    the agent never sees, and nothing is expected of it."""
+    scenario = dataclasses.replace(
+        SCENARIO,
+        workloads=(
+            *SCENARIO.workloads,
+            Workload(kind="Pod", name="shell", gpus_per_pod=0, start=0, duration=60),
+        ),
+    )
+    player = ScenarioPlayer(scenario, kube, clock=clock).load()
+    announcer = Announcer(player.truth)
+    runtime = ScriptedRuntime(tmp_path / "docker.sock")
+    try:
+        player.run_until(90)
+        begun, ended = announcer.due(clock.time())
+        for hold in begun:
+            runtime.started(hold)
+        for hold in ended:
+            runtime.ended(hold)
+        by_name = {h.workload.name: container_id(h) for h in player.truth.holds}
+        assert set(runtime.docker.bodies) == set(by_name.values()), "every pod's container runs"
+        assert runtime.expected == {
+            by_name["serve"]: "Running",
+            by_name["ok"]: "Exit",
+            by_name["bad"]: "Exit",
+        }
+    finally:
+        runtime.stop()

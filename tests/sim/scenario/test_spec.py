@@ -40,3 +40,13 @@ def test_generated_batch_jobs_come_and_go_on_the_time_grid() -> None:
         assert job.duration is not None
         assert job.start % spec.TIME_STEP_SECONDS == 0 == job.duration % spec.TIME_STEP_SECONDS
     assert len({job.start for job in jobs}) > len(jobs) // 2, "arrivals still spread out"
+
+
+def test_presets_name_each_namespace_s_team() -> None:
+    small, medium = spec.small(), spec.medium()
+    assert small.team_of("ml") == "research" and small.team_of("serving") == "inference"
+    assert small.team_of("default") == "", "a namespace not listed has no team"
+    namespaces = {w.namespace for w in medium.workloads}
+    assert {n for n, _ in medium.teams} == namespaces
+    assert {medium.team_of(n) for n in namespaces} == set(spec.TEAMS)
+    assert medium.team_of("team-7") == spec.TEAMS[7 % len(spec.TEAMS)]

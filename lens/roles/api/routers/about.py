@@ -58,7 +58,7 @@ def about(
             gpu_hours_labels=sorted(kept),
             simulated=ctx.simulated,
             now=ctx.wall_time(),
-            clock_rate=ctx.clock_rate,
+            clock_rate=ctx.clock_rate(),
             max_page_size=ctx.max_page_size,
             sources=sources(ctx.db, cluster, judged),
         )

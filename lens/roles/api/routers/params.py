@@ -38,7 +38,9 @@ class Context:
     team_label: str = ""  # the label the jobs keep GPU-hours by (jobs.team_label)
     cors_origins: tuple[str, ...] = ("*",)  # api.cors_origins
     simulated: bool = False  # the cluster is `lens demo`'s
-    clock_rate: float = 1.0  # seconds of wall_time a second of real time (`lens demo --speed`)
+    # Seconds of wall_time in a second of real time, now: `lens demo`'s, which slows its clock
+    # while the host cannot keep up with the speed asked.
+    clock_rate: Callable[[], float] = lambda: 1.0
 
     def now(self) -> datetime.datetime:
         return datetime.datetime.fromtimestamp(self.wall_time(), datetime.UTC)
@@ -74,7 +76,7 @@ def judged_now(
 ) -> datetime.datetime:
     """The moment figures' staleness is judged at: `now`, less STALE_SLACK_SECONDS of real
     time."""
-    rate = context(request).clock_rate
+    rate = context(request).clock_rate()
     return moment - datetime.timedelta(seconds=STALE_SLACK_SECONDS * rate)
 
 

@@ -33,8 +33,8 @@ class About(BaseModel):
         "'the last hour' (the cluster's time, where `lens demo --speed` runs it faster)."
     )
     clock_rate: float = Field(
-        description="Seconds of the API's time in a second of real time: 1, or the speed of "
-        "`lens demo --speed`."
+        description="Seconds of the API's time in a second of real time now: 1, or how fast "
+        "`lens demo` runs its cluster (its --speed, less while the host cannot keep up)."
     )
     max_page_size: int = Field(
         description="The largest page_size a list takes (api.max_page_size)."

@@ -68,8 +68,12 @@ def test_what_feeds_the_figures_and_when_it_last_did(db: peewee.Database) -> Non
 
 
 def test_a_simulated_cluster_and_its_clock(db: peewee.Database) -> None:
-    """`lens demo --speed 60`: the dashboard learns the cluster's time and how fast it runs."""
-    client = make_client(db, simulated=True, clock_rate=60.0, wall_time=lambda: NOW + 3600)
+    """`lens demo --speed 60`: the dashboard learns the cluster's time and how fast it runs
+    now (slower while the host cannot keep up)."""
+    rate = [60.0]
+    client = make_client(
+        db, simulated=True, clock_rate=lambda: rate[0], wall_time=lambda: NOW + 3600
+    )
     # The node info ran 100 s ago by the cluster's clock, under two real seconds: a loop that
     # late by a moment on a busy host is not a source that stopped (five real seconds' slack).
     ran = _at(NOW + 3600 - 100)
@@ -78,6 +82,9 @@ def test_a_simulated_cluster_and_its_clock(db: peewee.Database) -> None:
     assert isinstance(about, dict)
     assert (about["simulated"], about["now"], about["clock_rate"]) == (True, NOW + 3600, 60.0)
     assert about["sources"]["node_info"] == {"as_of": int(ran.timestamp()), "stale": False}
+    rate[0] = 7.5
+    about = data(client.get("/v1/about"))
+    assert isinstance(about, dict) and about["clock_rate"] == 7.5
     at_real_speed = make_client(db, wall_time=lambda: NOW + 3600)
     real = data(at_real_speed.get("/v1/about"))
     assert isinstance(real, dict)

@@ -79,7 +79,9 @@ function scheduleRefresh(params) {
   if (seconds > 0) timer = setTimeout(refresh, seconds * 1000);
 }
 
-// A refresh waits while someone types in a filter (it would redraw the box under them).
+// A refresh waits while someone types in a filter (it would redraw the box under them). Like
+// every show() it learns the API's clock again first: `lens demo` slows its cluster's clock
+// while the host cannot keep up, and the header says how fast it lives now.
 function refresh() {
   if (document.activeElement?.matches("input")) scheduleRefresh(view.current().params);
   else show(true);
