@@ -43,10 +43,10 @@ AGENT_COLLECTORS = ("amdgpu", "dri", "rdma", "kubelet", "ephemeral_storage")
 
 def demo_config(write_url: str) -> Config:
     """Lens's defaults on free loopback ports, the jobs forwarding remote write to `write_url`,
-    and two departures so that every dashboard has something to show within a minute: the
-    simulated workloads carry no team label, so their `app` label stands for the team; and every
-    held GPU under 100 % counts as idle after a minute (the dashboards are under test here, not
-    idleness)."""
+    and two departures so that every dashboard has something to show within a minute: the team
+    is read from the workloads' `app` label (a team per workload: more rows for the team panels
+    than the scenario's two teams); and every held GPU under 100 % counts as idle after a minute
+    (the dashboards are under test here, not idleness)."""
     return Config(
         server=ServerConfig(host=LOOPBACK, port=0),
         service=ServiceConfig(loop_jitter_ratio=0),
@@ -165,6 +165,7 @@ def running_lab(directory: Path, ports: list[int]) -> Any:
             directory / "demo",
             speed=SPEED,
             base=demo_config(f"{store.url}/api/v1/write"),
+            rdma_ports=True,  # the lab's own agents read them for the RDMA panels
         )
         stack.callback(demo.stop)
         assert demo.agents.started.wait(60), "the demo's nodes did not start"

@@ -224,9 +224,18 @@ def _with_kube(config: Config, url: str) -> Config:
     return dataclasses.replace(config, kube=KubeConfig(source="url", url=url))
 
 
-def plan(config: Config, *, preset: str, speed: float, directory: Path) -> up_main.Plan:
-    """The roles of a demo of `preset` at `speed` keeping its files under `directory`."""
-    scenario = without_rdma(spec.preset(preset))
+def plan(
+    config: Config,
+    *,
+    preset: str,
+    speed: float,
+    directory: Path,
+    rdma_ports: bool = False,
+) -> up_main.Plan:
+    """The roles of a demo of `preset` at `speed` keeping its files under `directory`; its
+    nodes' host trees have the preset's RDMA ports only when asked (`rdma_ports`: an agent of
+    one's own reads them, as the Grafana lab's do; the demo's agents read none)."""
+    scenario = spec.preset(preset) if rdma_ports else without_rdma(spec.preset(preset))
     wired = configured(config, directory, speed=speed)
     roles = _Builds(scenario=scenario, speed=speed, directory=directory).roles(wired)
     pace = "real time" if speed == 1 else f"{speed:g} times real time"

@@ -29,8 +29,8 @@ def config() -> Config:
 
 
 class RunningDemo:
-    """A demo of `preset` at `speed` under `directory` on `base` (default: config()), started;
-    `stop()` ends it."""
+    """A demo of `preset` at `speed` under `directory` on `base` (default: config()), its
+    nodes with RDMA ports when `rdma_ports`, started; `stop()` ends it."""
 
     def __init__(
         self,
@@ -39,8 +39,15 @@ class RunningDemo:
         preset: str = "small",
         speed: float = 1.0,
         base: Config | None = None,
+        rdma_ports: bool = False,
     ) -> None:
-        planned = demo_main.plan(base or config(), preset=preset, speed=speed, directory=directory)
+        planned = demo_main.plan(
+            base or config(),
+            preset=preset,
+            speed=speed,
+            directory=directory,
+            rdma_ports=rdma_ports,
+        )
         self.config = planned.config
         self.process = Process(
             "demo",
