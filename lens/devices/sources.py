@@ -58,7 +58,8 @@ class NodeSources:
     def amd_collector(self) -> AmdGpuCollector:
         # Its own files, kept open between reads (sysfs.py): one pread per attribute.
         return AmdGpuCollector(
-            HostFiles(self.host.root, keep_open=True), static_facts=self.statics.facts
+            HostFiles(self.host.root, keep_open=self.config.keep_files_open),
+            static_facts=self.statics.facts,
         )
 
     def rdma_collector(self, *, tool_fallback: bool = True) -> RdmaCollector:
@@ -66,7 +67,9 @@ class NodeSources:
         fallback = None
         if tool_fallback:
             fallback = RdmaToolReader(self.tools, tool=self.config.rdma_tool).read
-        return RdmaCollector(HostFiles(self.host.root, keep_open=True), fallback=fallback)
+        return RdmaCollector(
+            HostFiles(self.host.root, keep_open=self.config.keep_files_open), fallback=fallback
+        )
 
 
 def node_sources(

@@ -4,13 +4,24 @@ that stay real under a faster clock, and stopped promptly even before any starte
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import resource
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from lens.roles.demo.agents import SimulatedAgents, agent_config
+from lens.devices.sources import node_sources
+from lens.roles.demo.agents import (
+    KEPT_FILES_PER_GPU,
+    KEPT_SHARE_OF_LIMIT,
+    SimulatedAgents,
+    agent_config,
+    files_kept_open,
+    kept_files_budget,
+)
 from lens.runtime import errors
 from lens.runtime.clock import FakeClock
 from lens.sim.scenario.living import LivingCluster
@@ -109,3 +120,44 @@ def test_a_pass_over_the_agents_ends_once_their_loops_are_stopping(tmp_path: Pat
     finally:
         asyncio.run(agents.stop())
         asyncio.run(cluster.stop())
+
+
+def test_agents_keep_their_files_open_only_within_a_quarter_of_the_open_file_limit() -> None:
+    # 100 nodes of 8 GPUs against a limit of 20,000: the first 39 keep theirs (4,992 of 5,000).
+    kept = files_kept_open([8] * 100, 20_000 // KEPT_SHARE_OF_LIMIT)
+    assert kept == [True] * 39 + [False] * 61
+    assert files_kept_open([8, 0, 4], 0) == [False, True, False]  # a node without GPUs keeps none
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert kept_files_budget() == (1 << 30 if soft == resource.RLIM_INFINITY else soft // 4)
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_an_agent_of_8_gpus_keeps_the_files_counted_for_it_or_none(tmp_path: Path) -> None:
+    cluster = LivingCluster(
+        SCENARIO, clock=FakeClock(), directory=tmp_path, on_failure=lambda _e: None
+    )
+    try:
+        cluster.load()
+        host = cluster.hosts["gpu-node-0001"]
+        assert len(host.tree.node.gpus) == 8
+        for keep_open, expected in ((True, KEPT_FILES_PER_GPU * 8), (False, 0)):
+            cfg = agent_config(config(), host, jobs_address="", speed=1, keep_files_open=keep_open)
+            sources = node_sources(cfg.host, wall_time=time.time)
+            collector = sources.amd_collector()
+            before = _open_descriptors()
+            collector.collect()
+            collector.collect()
+            assert _open_descriptors() - before == expected
+    finally:
+        _close_files_under(tmp_path)  # what the collector kept (it lives as long as its agent)
+        asyncio.run(cluster.stop())
+
+
+def _close_files_under(directory: Path) -> None:
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # gone meanwhile, or the listing's own descriptor
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(str(directory)):
+                os.close(int(fd))
