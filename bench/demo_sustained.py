@@ -230,8 +230,7 @@ def _errors(log: str) -> dict[str, int]:
     }
 
 
-def _measure(demo: _Demo) -> dict[str, Any]:
-    window = window_seconds(demo.speed)
+def _measure(demo: _Demo, window: float) -> dict[str, Any]:
     logged, skipped = len(demo.said()), _skipped(demo)
     cpu, load = processes.cpu_seconds(demo.child.pid), os.getloadavg()[0]
     began = time.monotonic()
@@ -265,12 +264,13 @@ def _stop(demo: _Demo) -> dict[str, Any]:
     return {"stop_s": round(time.monotonic() - stopping, 2), "exit": code, "files_left": bool(left)}
 
 
-def trial(preset: str, speed: float) -> dict[str, Any]:
-    """The demo of `preset` at `speed`, warmed up, measured and stopped."""
+def trial(preset: str, speed: float, *, window: float | None = None) -> dict[str, Any]:
+    """The demo of `preset` at `speed`, warmed up, measured over `window` real seconds (the
+    definition's, window_seconds, unless given) and stopped."""
     demo = _start(preset, speed)
     try:
         figures: dict[str, Any] = {"speed": speed, "warm_s": _warm(demo)}
-        figures.update(_measure(demo))
+        figures.update(_measure(demo, window or window_seconds(speed)))
         figures.update(_stop(demo))
         return figures
     finally:
@@ -280,16 +280,18 @@ def trial(preset: str, speed: float) -> dict[str, Any]:
         shutil.rmtree(demo.directory, ignore_errors=True)
 
 
-def highest(preset: str, ladder: tuple[float, ...]) -> dict[str, Any]:
+def highest(
+    preset: str, ladder: tuple[float, ...], *, window: float | None = None
+) -> dict[str, Any]:
     """The top of `ladder` tried first; then the speeds at or under the highest rate its clock
     ran at."""
-    trials = [trial(preset, ladder[0])]
+    trials = [trial(preset, ladder[0], window=window)]
     if trials[0]["sustained"]:
         return {"highest_sustained": ladder[0], "trials": trials}
     reached = trials[0]["clock_rate_max"]
     candidates = [s for s in ladder[1:] if s <= reached] or [ladder[-1]]
     for speed in candidates[: MAX_TRIALS - 1]:
-        trials.append(trial(preset, speed))
+        trials.append(trial(preset, speed, window=window))
         if trials[-1]["sustained"]:
             return {"highest_sustained": speed, "trials": trials}
     return {"highest_sustained": None, "trials": trials}
