@@ -14,6 +14,7 @@ from typing import Any, Generic, Literal, TypeVar
 from lens.runtime import selfmetrics
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 FamilyType = Literal["gauge", "counter", "info"]
 Stability = Literal["alpha", "stable"]
@@ -61,6 +62,37 @@ class FamilyGroup(Generic[S]):
     identity_labels: tuple[str, ...]
     identity: Callable[[S], tuple[str, ...]]
     specs: tuple[FamilySpec[S], ...]
+
+
+def _over(spec: FamilySpec[S], inner: Callable[[T], S]) -> FamilySpec[T]:
+    samples = spec.samples
+    return FamilySpec(
+        name=spec.name,
+        help=spec.help,
+        type=spec.type,
+        labels=spec.labels,
+        samples=lambda outer: samples(inner(outer)),
+        stability=spec.stability,
+        opt_in=spec.opt_in,
+    )
+
+
+def labelled(
+    group: FamilyGroup[S],
+    labels: tuple[str, ...],
+    *,
+    inner: Callable[[T], S],
+    values: Callable[[T], tuple[str, ...]],
+) -> FamilyGroup[T]:
+    """`group`'s families over snapshots of type T that wrap an S (`inner`), each sample with
+    `labels` after the identity labels, their values from `values` (the same family names:
+    a process renders either the group or this, never both)."""
+    identity = group.identity
+    return FamilyGroup(
+        identity_labels=group.identity_labels + labels,
+        identity=lambda outer: identity(inner(outer)) + values(outer),
+        specs=tuple(_over(spec, inner) for spec in group.specs),
+    )
 
 
 def check_groups(groups: Sequence[FamilyGroup[Any]], *, taken: Iterable[str] = ()) -> None:

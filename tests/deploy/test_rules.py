@@ -257,6 +257,10 @@ def test_the_families_are_read_from_docs_metrics() -> None:
         "pci_bus_id",
         "serial",
         "model",
+        "pod",
+        "namespace",
+        "container",
+        "holders",
         "sensor",
     }
     assert families["lens_events_lag_seconds"].type == "histogram"

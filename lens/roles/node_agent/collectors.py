@@ -21,7 +21,9 @@ from lens.kube.kubelet import allocation, ephemeral
 from lens.kube.kubelet.allocation import GpuAllocation
 from lens.kube.kubelet.client import KubeletClient
 from lens.kube.kubelet.ephemeral import EphemeralStorage
+from lens.roles.node_agent import holders
 from lens.roles.node_agent.cycle import Binding, CollectorMetrics, Rendered
+from lens.roles.node_agent.holders import HolderBoard
 from lens.roles.node_agent.state import AgentState, Latest
 from lens.runtime import errors
 from lens.runtime.config import NodeAgentConfig
@@ -39,6 +41,7 @@ class AgentParts:
     sources: NodeSources
     state: AgentState
     kubelet: Callable[[], KubeletClient]
+    holders: HolderBoard
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,11 +79,24 @@ def _bind(
     )
 
 
-def _render_gpus(collection: GpuCollection) -> list[Rendered]:
-    return [
-        (gpu_families.FAMILIES, collection.gpus),
-        (gpu_families.COMPAT_FAMILIES, collection.gpus),
-    ]
+def _gpu_renderer(parts: AgentParts) -> Callable[[GpuCollection], list[Rendered]]:
+    """The GPUs' families, with the holders of each GPU as it was read."""
+
+    def render(collection: GpuCollection) -> list[Rendered]:
+        held = parts.holders.now().held_gpus(collection.gpus)
+        if not parts.config.holder_labels:
+            return [
+                (gpu_families.FAMILIES, collection.gpus),
+                (gpu_families.COMPAT_FAMILIES, collection.gpus),
+                (holders.GPU_HOLDER_INFO, held),
+            ]
+        return [
+            (holders.GPU_FAMILIES, held),
+            (holders.GPU_COMPAT_FAMILIES, held),
+            (holders.GPU_HOLDER_INFO, held),
+        ]
+
+    return render
 
 
 def _problems(collection: GpuCollection) -> Sequence[str]:
@@ -94,7 +110,7 @@ def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
         name=collector.name,
         interval=parts.config.gpu_interval_seconds,
         collect=collector.collect,
-        render=_render_gpus,
+        render=_gpu_renderer(parts),
         into=parts.state.gpus["amd"],
         problems=_problems,
         applicable=lambda: parts.sources.vendors.present("amd"),
@@ -117,7 +133,7 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
         name=NvidiaGpuCollector.name,
         interval=parts.config.gpu_interval_seconds,
         collect=collect,
-        render=_render_gpus,
+        render=_gpu_renderer(parts),
         into=parts.state.gpus["nvidia"],
         settle=after_amd,
         problems=_problems,
@@ -140,13 +156,25 @@ def _dri(parts: AgentParts) -> Binding[Any]:
     )
 
 
-def _render_rdma(snapshot: ib.RdmaSnapshot) -> list[Rendered]:
-    ports = snapshot.ports
-    return [
-        (ib.DEVICE_FAMILIES, snapshot.devices),
-        (ib.PORT_FAMILIES, ports),
-        ib.render_compat(ports),
-    ]
+def _rdma_renderer(parts: AgentParts) -> Callable[[ib.RdmaSnapshot], list[Rendered]]:
+    """The RDMA devices' and ports' families, each port with its device's holders."""
+
+    def render(snapshot: ib.RdmaSnapshot) -> list[Rendered]:
+        ports = snapshot.ports
+        held = parts.holders.now().held_ports(ports)
+        port_families: Rendered = (
+            (holders.PORT_FAMILIES, held)
+            if parts.config.holder_labels
+            else (ib.PORT_FAMILIES, ports)
+        )
+        return [
+            (ib.DEVICE_FAMILIES, snapshot.devices),
+            port_families,
+            (holders.PORT_HOLDER_INFO, held),
+            ib.render_compat(ports),
+        ]
+
+    return render
 
 
 def _rdma(parts: AgentParts) -> Binding[ib.RdmaSnapshot]:
@@ -156,7 +184,7 @@ def _rdma(parts: AgentParts) -> Binding[ib.RdmaSnapshot]:
         name=collector.name,
         interval=parts.config.rdma_interval_seconds,
         collect=collector.collect,
-        render=_render_rdma,
+        render=_rdma_renderer(parts),
         into=parts.state.rdma,
         problems=lambda snapshot: snapshot.problems,
     )
@@ -223,7 +251,8 @@ def _ephemeral_storage(parts: AgentParts) -> Binding[EphemeralStorage]:
     )
 
 
-_GPU_FAMILIES = (gpu_families.FAMILIES, gpu_families.COMPAT_FAMILIES)
+# As docs/metrics.md lists them: with holder labels, the default (the same names without).
+_GPU_FAMILIES = (holders.GPU_FAMILIES, holders.GPU_COMPAT_FAMILIES, holders.GPU_HOLDER_INFO)
 _KUBELET_FAMILIES = (allocation.FAMILIES, allocation.COMPAT_FAMILIES)
 _STORAGE_FAMILIES = (
     ephemeral.NODE_FS_FAMILIES,
@@ -240,7 +269,7 @@ COLLECTORS: tuple[CollectorEntry, ...] = (
         name="rdma",
         build=_rdma,
         section="RDMA",
-        families=(ib.DEVICE_FAMILIES, ib.PORT_FAMILIES),
+        families=(ib.DEVICE_FAMILIES, holders.PORT_FAMILIES, holders.PORT_HOLDER_INFO),
         hand_written=(ib.COMPAT_DOC,),
     ),
     CollectorEntry(name="kubelet", build=_kubelet, section="kubelet", families=_KUBELET_FAMILIES),

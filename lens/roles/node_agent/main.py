@@ -18,6 +18,7 @@ from lens.devices.vendors import VendorPresence
 from lens.kube.kubelet.client import KubeletClient
 from lens.roles.node_agent import collectors, rest
 from lens.roles.node_agent.cycle import CollectionCycle, CollectorMetrics
+from lens.roles.node_agent.holders import HolderBoard
 from lens.roles.node_agent.refreshing import StaticRefresh
 from lens.roles.node_agent.reporting import DeviceReports, ReportMetrics
 from lens.roles.node_agent.state import AgentState
@@ -44,6 +45,7 @@ class NodeAgent:
     tracking: ContainerTracking | None
     stream: EventStream
     reports: DeviceReports | None
+    holders: HolderBoard
 
 
 def _enabled(config: Config) -> list[str]:
@@ -72,6 +74,7 @@ def _parts(config: Config, clock: Clock, nvml_binding: object | None) -> collect
         sources=sources,
         state=AgentState(clock.time),
         kubelet=kubelet_client,
+        holders=HolderBoard(),
     )
 
 
@@ -131,6 +134,7 @@ def build(config: Config, process: Process, *, nvml_binding: object | None = Non
         tracking=tracking,
         stream=stream,
         reports=reports,
+        holders=parts.holders,
     )
 
 
@@ -184,6 +188,7 @@ def _tracking(
         wall_time=process.clock.time,
     )
     cycle.after_first(tracking.devices_known)
+    parts.holders.attach(tracking.containers)
     process.add_part(tracking)
     process.health.add_readiness("containers", tracking.check_subscribed)
     process.add_loop(

@@ -31,6 +31,12 @@ class HostConfig:
     rdma_tool: str = setting(
         "rdma", "The iproute2 rdma program, used when /sys/class/infiniband is not visible."
     )
+    keep_files_open: bool = setting(
+        True,
+        "Keep the sysfs attributes read every second open between reads (one pread each, about "
+        "16 descriptors per GPU); off opens each at each read, for a process that runs many "
+        "agents within its open-file limit (lens demo).",
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,6 +113,12 @@ class NodeAgentConfig:
     gpu_resources: tuple[str, ...] = setting(
         ("amd.com/gpu", "nvidia.com/gpu"),
         "Extended resources whose requests count as GPU allocation on this node.",
+    )
+    holder_labels: bool = setting(
+        True,
+        "Put pod, namespace, container and holders (the count) of the container holding a GPU "
+        "or RDMA device on every series of that device, as the vendors' exporters do; off, "
+        "only lens_gpu_holder_info and lens_ib_port_holder_info name the holders.",
     )
 
 

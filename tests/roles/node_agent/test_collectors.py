@@ -8,6 +8,7 @@ from lens.devices.sources import node_sources
 from lens.kube.kubelet.allocation import GpuAllocation, PodGpuRequest
 from lens.kube.kubelet.client import KubeletClient
 from lens.roles.node_agent import collectors
+from lens.roles.node_agent.holders import HolderBoard
 from lens.runtime import errors
 from lens.runtime.config import HostConfig, KubeletConfig, NodeAgentConfig
 from lens.sim.hosts.tree import HostTree
@@ -68,6 +69,7 @@ def test_gpu_resources_shown_for_present_vendors_or_when_requested(
         sources=sources,
         state=agent.state,
         kubelet=lambda: KubeletClient(KubeletConfig(url="https://127.0.0.1:1")),
+        holders=HolderBoard(),
     )
     nothing = GpuAllocation(pods=())
     assert collectors._resources_of(parts, nothing) == ["amd.com/gpu"]

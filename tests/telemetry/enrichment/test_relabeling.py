@@ -112,6 +112,36 @@ def test_a_scrape_renamed_pod_is_the_exporters_and_exported_pod_the_series(
     assert found == with_added(series, added)
 
 
+def test_a_lens_agent_series_naming_its_holder_gains_the_workload_and_no_second_pod(
+    db: peewee.Database,
+) -> None:
+    # The agent's holder labels (docs/metrics.md) name the pod; the enrichment adds the rest.
+    series = labels(
+        __name__="lens_gpu_utilization_ratio",
+        gpu="1",
+        node="node-a",
+        pod="trainer-0",
+        namespace="ml",
+        container="main",
+        holders="1",
+    )
+    relabel = relabeler(db).relabel
+    found = relabel(series)
+    assert found == with_added(series, TRAINER_0)
+    assert [name for name, _ in found].count("pod") == 1
+    # A GPU shared by two pods names its longest holder: that pod's workload, not the other's.
+    shared = labels(
+        __name__="lens_gpu_utilization_ratio",
+        gpu="1",
+        node="node-a",
+        pod="trainer-1",
+        namespace="ml",
+        container="main",
+        holders="2",
+    )
+    assert relabel(shared) == with_added(shared, TRAINER_1)
+
+
 def test_series_of_no_known_pod_or_device_stay_as_they_are(db: peewee.Database) -> None:
     relabel = relabeler(db).relabel
     assert relabel(labels(__name__="DCGM_FI_DEV_GPU_UTIL", gpu="3", Hostname="node-a")) is None
