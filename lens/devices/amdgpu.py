@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
-from lens.devices import metricstable
-from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic
+from lens.devices import gpumetrics, metricstable
+from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic, ThrottleReading
 from lens.devices.sysfs import HostFiles, ReadError, parse_int, parse_key_values
 from lens.runtime import errors
 
@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 _CARD_RE = re.compile(r"^card\d+$")
 _Readings = tuple[tuple[str, float], ...]
 _RAS_BLOCKS = ("umc", "gfx", "sdma", "mmhub", "xgmi_wafl", "pcie_bif", "hdp")
+# Whose throttle_status has SMU 13.0.6's bits (MI300); v1.3's bits are another ASIC's.
+_STATUS_BIT_REVISIONS = frozenset({(1, 4), (1, 5)})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -44,6 +46,7 @@ class AmdCard:
     power_file: str | None
     temperature_files: tuple[tuple[str, str], ...] = ()  # (sensor, hwmon file) present
     ras_blocks: tuple[str, ...] = ()  # RAS blocks with an error count file
+    bad_pages: bool = False  # ras/gpu_vram_bad_pages is there
 
 
 def parse_ras_count(text: str | None) -> tuple[int, int] | None:
@@ -53,6 +56,27 @@ def parse_ras_count(text: str | None) -> tuple[int, int] | None:
         return None
     ue, ce = parse_int(pairs["ue"]), parse_int(pairs["ce"])
     return None if ue is None or ce is None else (ue, ce)
+
+
+_PAGE_STATUS = {"R": "retired", "P": "pending", "F": "unretirable"}
+_BAD_PAGE = re.compile(r"^\s*0x[0-9a-fA-F]+\s*:\s*0x[0-9a-fA-F]+\s*:\s*([RPF])\s*$")
+
+
+def parse_bad_pages(text: str | None) -> tuple[tuple[str, int], ...] | None:
+    """`0x00001234 : 0x00001000 : R` lines (page, size, status: R retired, P pending, F could
+    not be retired) -> the count of each status, every status listed; None when a line is
+    none of these."""
+    if text is None:
+        return None
+    counts = dict.fromkeys(_PAGE_STATUS.values(), 0)
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = _BAD_PAGE.match(line)
+        if match is None:
+            return None
+        counts[_PAGE_STATUS[match.group(1)]] += 1
+    return tuple(counts.items())
 
 
 def _finite(number: str) -> float | None:
@@ -155,6 +179,7 @@ class AmdGpuCollector:
             power_file=power_file,
             temperature_files=temperatures,
             ras_blocks=tuple(b for b in _RAS_BLOCKS if f"{b}_err_count" in ras),
+            bad_pages="gpu_vram_bad_pages" in ras,
         )
 
     def collect(self) -> GpuCollection:
@@ -227,7 +252,21 @@ class AmdGpuCollector:
             partition_utilization_ratios=partitions,
             numa_node=card.numa_node,
             static=static,
+            throttle=_throttle(metrics),
+            vram_bad_pages=self._bad_pages(read, card, problems),
         )
+
+    def _bad_pages(
+        self, read: Callable[[str], str | None], card: AmdCard, problems: list[str]
+    ) -> tuple[tuple[str, int], ...]:
+        if not card.bad_pages:
+            return ()
+        path = f"{card.device_dir}/ras/gpu_vram_bad_pages"
+        text = read(path)
+        counts = parse_bad_pages(text)
+        if text is not None and counts is None:
+            problems.append(f"{path}: not a bad page list: {text[:60]!r}")
+        return counts or ()
 
     def _hwmon(
         self, read: Callable[[str], str | None], card: AmdCard, problems: list[str]
@@ -292,6 +331,22 @@ def _metrics_temperatures(metrics: metricstable.GpuMetrics) -> _Readings:
         )
         if value is not None
     )
+
+
+def _throttle(metrics: metricstable.GpuMetrics | None) -> ThrottleReading | None:
+    """The throttlers of a gpu_metrics table: its status bits (v1.4, v1.5: SMU 13.0.6's), or
+    its residency counters (v1.6+)."""
+    if metrics is None:
+        return None
+    if metrics.throttle_residency:
+        return ThrottleReading(
+            residency=metrics.throttle_residency, accumulations=metrics.accumulation_counter
+        )
+    if metrics.throttle_status is not None and metrics.revision in _STATUS_BIT_REVISIONS:
+        status = metrics.throttle_status
+        active = tuple(name for bit, name in gpumetrics.THROTTLE_STATUS_BITS if status >> bit & 1)
+        return ThrottleReading(active=active)
+    return None
 
 
 def _as_int(value: float | None) -> int | None:

@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Literal
 
+from lens.devices import healthrules
 from lens.runtime.families import FamilyGroup, FamilySpec, Sample, one, spec
 
 Vendor = Literal["amd", "nvidia"]
@@ -36,6 +37,27 @@ class GpuStatic:
     oam_id: int | None = None
     partition_count: int | None = None
     source: str = "sysfs"  # amd-smi, rocm-smi, sysfs or nvml
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ThrottleReading:
+    """What a GPU says of its throttlers: active now (gpu_metrics v1.3-v1.5 throttle_status,
+    None where not reported), or how many accumulation periods each throttled in since the
+    driver loaded (v1.6+ residency counters) and how many periods there were."""
+
+    active: tuple[str, ...] | None = None
+    residency: tuple[tuple[str, int], ...] = ()
+    accumulations: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GpuHealth:
+    """A GPU's health as health.py judged it: its state, the reasons active, and the throttlers
+    active over the last interval."""
+
+    state: str
+    reasons: tuple[str, ...] = ()
+    throttled: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +87,9 @@ class GpuSnapshot:
     partition_utilization_ratios: tuple[float, ...] = ()
     numa_node: int | None = None
     static: GpuStatic | None = None
+    throttle: ThrottleReading | None = None
+    vram_bad_pages: tuple[tuple[str, int], ...] = ()  # (retired|pending|unretirable, count)
+    health: GpuHealth | None = None  # set by health.py after the reading
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -102,6 +127,31 @@ def _info(gpu: GpuSnapshot) -> list[Sample]:
         str(gpu.numa_node if gpu.numa_node is not None else ""),
     )
     return [(labels, 1.0)]
+
+
+_HEALTH_REASONS = tuple(dict.fromkeys(rule.reason for rule in healthrules.RULES))
+_THROTTLERS = tuple(healthrules.THROTTLE_REASONS)
+
+
+def _health_state(gpu: GpuSnapshot) -> list[Sample]:
+    if gpu.health is None:
+        return []
+    current = gpu.health.state
+    return [((state,), 1.0 if state == current else 0.0) for state in healthrules.STATES]
+
+
+def _health_reasons(gpu: GpuSnapshot) -> list[Sample]:
+    if gpu.health is None:
+        return []
+    active = set(gpu.health.reasons)
+    return [((reason,), 1.0 if reason in active else 0.0) for reason in _HEALTH_REASONS]
+
+
+def _throttled(gpu: GpuSnapshot) -> list[Sample]:
+    if gpu.health is None or gpu.throttle is None:
+        return []
+    active = set(gpu.health.throttled)
+    return [((name,), 1.0 if name in active else 0.0) for name in _THROTTLERS]
 
 
 FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
@@ -198,6 +248,32 @@ FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
             samples=lambda g: [
                 ((block, kind), float(count)) for block, kind, count in g.ecc_errors
             ],
+        ),
+        spec(
+            "lens_gpu_health",
+            "A GPU's health as a state set (healthy, degraded, unhealthy): 1 on the current "
+            "state, judged by the rules in docs/node-agent.md.",
+            labels=("state",),
+            samples=_health_state,
+        ),
+        spec(
+            "lens_gpu_health_reason",
+            "Whether a reason of the health rules is active for the GPU (1) or not (0).",
+            labels=("reason",),
+            samples=_health_reasons,
+        ),
+        spec(
+            "lens_gpu_throttled",
+            "Whether a throttler (prochot, power, thermal_socket, thermal_vr, thermal_hbm) "
+            "held the GPU's clocks back over the last reading interval (1) or not (0).",
+            labels=("throttler",),
+            samples=_throttled,
+        ),
+        spec(
+            "lens_gpu_vram_bad_pages",
+            "Bad VRAM pages by status: retired, pending (retired at the next reset), unretirable.",
+            labels=("status",),
+            samples=lambda g: [((status,), float(count)) for status, count in g.vram_bad_pages],
         ),
         spec(
             "lens_gpu_partition_utilization_ratio",

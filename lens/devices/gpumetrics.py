@@ -180,6 +180,18 @@ _CLOCKS = (
     "u64 firmware_timestamp; u16 current_gfxclk[8]; u16 current_socclk[4]; u16 current_vclk0[4];"
     "u16 current_dclk0[4]; u16 current_uclk;"
 )
+# The v1.6+ residency accumulators (how many accumulation periods each throttler was active in)
+# and the throttle reason Lens names each by; the reasons of throttle_status's bits in v1.4 and
+# v1.5 (SMU 13.0.6's THROTTLER_*_BIT, smu13_driver_if_v13_0_6.h) are the same.
+RESIDENCY_FIELDS = (
+    ("prochot_residency_acc", "prochot"),
+    ("ppt_residency_acc", "power"),
+    ("socket_thm_residency_acc", "thermal_socket"),
+    ("vr_thm_residency_acc", "thermal_vr"),
+    ("hbm_thm_residency_acc", "thermal_hbm"),
+)
+THROTTLE_STATUS_BITS = ((0, "prochot"), (1, "power"), (2, "thermal_socket"), (3, "thermal_vr"),
+                        (4, "thermal_hbm"))  # fmt: skip
 _RESIDENCY = (
     "u64 energy_accumulator; u64 system_clock_counter; u32 accumulation_counter;"
     "u32 prochot_residency_acc; u32 ppt_residency_acc; u32 socket_thm_residency_acc;"

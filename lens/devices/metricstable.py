@@ -50,6 +50,8 @@ _WANTED = (
     "throttle_status",
     "system_clock_counter",
     "num_partition",
+    "accumulation_counter",
+    *(field for field, _reason in gpumetrics.RESIDENCY_FIELDS),
 )
 
 
@@ -136,6 +138,9 @@ class GpuMetrics:
     throttle_status: int | None = None
     system_clock_ns: int | None = None
     partition_busy_percent: tuple[float, ...] = ()
+    accumulation_counter: int | None = None
+    # (reason, accumulations it throttled in) of v1.6+, whose throttle_status is gone.
+    throttle_residency: tuple[tuple[str, int], ...] = ()
 
 
 def parse_gpu_metrics(blob: bytes) -> GpuMetrics:
@@ -224,4 +229,10 @@ def _from_fields(revision: tuple[int, int], fields: dict[str, Any]) -> GpuMetric
         throttle_status=fields.get("throttle_status"),
         system_clock_ns=fields.get("system_clock_counter"),
         partition_busy_percent=_partitions(fields),
+        accumulation_counter=fields.get("accumulation_counter"),
+        throttle_residency=tuple(
+            (reason, value)
+            for field, reason in gpumetrics.RESIDENCY_FIELDS
+            if (value := fields.get(field)) is not None
+        ),
     )

@@ -15,6 +15,7 @@ from lens.devices import gpu as gpu_families
 from lens.devices import ib
 from lens.devices.dri import DriCollector
 from lens.devices.gpu import GpuCollection
+from lens.devices.health import HealthTracker
 from lens.devices.nvidia import NvidiaGpuCollector
 from lens.devices.sources import NodeSources
 from lens.kube.kubelet import allocation, ephemeral
@@ -103,6 +104,19 @@ def _problems(collection: GpuCollection) -> Sequence[str]:
     return collection.problems
 
 
+def _judged(parts: AgentParts) -> Callable[[GpuCollection], GpuCollection]:
+    """The collection with each GPU's health (one tracker per collector: it remembers)."""
+    tracker = HealthTracker(
+        correctable_errors_per_hour=parts.config.gpu_correctable_errors_per_hour
+    )
+
+    def judge(collection: GpuCollection) -> GpuCollection:
+        gpus = tracker.assess(collection.gpus, parts.state.time())
+        return dataclasses.replace(collection, gpus=gpus)
+
+    return judge
+
+
 def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
     collector = parts.sources.amd_collector()
     return _bind(
@@ -112,6 +126,7 @@ def _amdgpu(parts: AgentParts) -> Binding[GpuCollection]:
         collect=collector.collect,
         render=_gpu_renderer(parts),
         into=parts.state.gpus["amd"],
+        settle=_judged(parts),
         problems=_problems,
         applicable=lambda: parts.sources.vendors.present("amd"),
     )
@@ -121,11 +136,15 @@ def _nvidia(parts: AgentParts) -> Binding[GpuCollection]:
     def collect() -> GpuCollection:
         return parts.sources.nvidia().collect()
 
+    judge = _judged(parts)
+
     def after_amd(collection: GpuCollection) -> GpuCollection:
         amd = parts.state.gpus["amd"].get()
         count = len(amd.value.gpus) if amd is not None else 0
-        return dataclasses.replace(
-            collection, gpus=gpu_families.numbered_after(collection.gpus, count)
+        return judge(
+            dataclasses.replace(
+                collection, gpus=gpu_families.numbered_after(collection.gpus, count)
+            )
         )
 
     return _bind(

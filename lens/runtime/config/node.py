@@ -34,7 +34,7 @@ class HostConfig:
     keep_files_open: bool = setting(
         True,
         "Keep the sysfs attributes read every second open between reads (one pread each, about "
-        "16 descriptors per GPU); off opens each at each read, for a process that runs many "
+        "17 descriptors per GPU); off opens each at each read, for a process that runs many "
         "agents within its open-file limit (lens demo).",
     )
 
@@ -113,6 +113,13 @@ class NodeAgentConfig:
     gpu_resources: tuple[str, ...] = setting(
         ("amd.com/gpu", "nvidia.com/gpu"),
         "Extended resources whose requests count as GPU allocation on this node.",
+    )
+    gpu_correctable_errors_per_hour: float = setting(
+        100.0,
+        "Correctable GPU memory errors in an hour above which a GPU is degraded "
+        "(health reason ecc_correctable_rate).",
+        minimum=0,
+        maximum=1e9,
     )
     holder_labels: bool = setting(
         True,

@@ -141,6 +141,11 @@ def write_readings(
         count = reading.ecc_correctable if block == "umc" else 0
         uncorrectable = reading.ecc_uncorrectable if block == "umc" else 0
         write(device / "ras" / f"{block}_err_count", f"ue: {uncorrectable}\nce: {count}\nde: 0\n")
+    pages = "".join(
+        f"0x{0x1000 + n:08x} : 0x00001000 : {status}\n"
+        for n, status in enumerate(reading.bad_pages)
+    )
+    write(device / "ras" / "gpu_vram_bad_pages", pages)
     _write_hwmon_readings(root, gpu, reading, write)
     write(device / "gpu_metrics", _metrics(gpu, reading, now=now, num_partition=num_partition))
 
@@ -159,6 +164,9 @@ def _write_hwmon_readings(root: Path, gpu: GpuIdentity, reading: GpuReading, wri
         values["in0_input"] = 850
     for name, value in values.items():
         write(hwmon / name, f"{value}\n")
+
+
+_RESIDENCY_FIELD = {reason: field for field, reason in gpumetrics.RESIDENCY_FIELDS}
 
 
 def _metrics(gpu: GpuIdentity, reading: GpuReading, *, now: float, num_partition: int) -> bytes:
@@ -201,5 +209,6 @@ def _metrics(gpu: GpuIdentity, reading: GpuReading, *, now: float, num_partition
         "num_partition": num_partition,
         "xcp_stats": [partition] * num_partition,
         "accumulation_counter": int(now),
+        **{_RESIDENCY_FIELD[name]: seconds for name, seconds in reading.throttle_residency},
     }
     return gpumetrics.encode(model.metrics_revision, values)

@@ -97,6 +97,8 @@ class GpuReading:
     ecc_correctable: int
     ecc_uncorrectable: int
     pcie_replay: int
+    bad_pages: tuple[str, ...] = ()  # each bad VRAM page's status: R, P or F
+    throttle_residency: tuple[tuple[str, int], ...] = ()  # (throttler, seconds throttled)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,6 +206,20 @@ def gpu_identities(spec: NodeSpec) -> tuple[GpuIdentity, ...]:
     return _identities(spec)[0]
 
 
+@dataclasses.dataclass(slots=True)
+class GpuFaults:
+    """Faults injected into one GPU (NodeModel's inject methods), beside what its load does."""
+
+    uncorrectable: int = 0
+    correctable: int = 0
+    bad_pages: list[str] = dataclasses.field(default_factory=list)  # R, P or F per page
+    throttling: frozenset[str] = frozenset()  # prochot, power, thermal_socket, ...
+    residency: dict[str, int] = dataclasses.field(default_factory=dict)  # seconds throttled
+
+
+THROTTLERS = ("prochot", "power", "thermal_socket", "thermal_vr", "thermal_hbm")
+
+
 class NodeModel:
     """Identities and current readings of one simulated node."""
 
@@ -218,14 +234,44 @@ class NodeModel:
         self._energy = [0.0] * len(self.gpus)
         self._bytes = [[0, 0] for _ in self.nics]
         self._errors = [0] * len(self.gpus)
+        self.faults = [GpuFaults() for _ in self.gpus]
         self.ports_down: set[int] = set()  # NICs whose link went down (HostTree.set_port_down)
         self.now = start
         self.gpu_readings = tuple(self._gpu(i, start) for i in range(len(self.gpus)))
         self.port_readings = tuple(self._port(i) for i in range(len(self.nics)))
 
+    def add_memory_errors(
+        self, index: int, *, uncorrectable: int = 0, correctable: int = 0
+    ) -> None:
+        """GPU `index`'s RAS counts (its umc block) grow by these, from the next reading."""
+        self.faults[index].uncorrectable += uncorrectable
+        self.faults[index].correctable += correctable
+
+    def add_bad_pages(
+        self, index: int, *, retired: int = 0, pending: int = 0, unretirable: int = 0
+    ) -> None:
+        """Bad VRAM pages of GPU `index`, listed in ras/gpu_vram_bad_pages from the next reading."""
+        self.faults[index].bad_pages += ["R"] * retired + ["P"] * pending + ["F"] * unretirable
+
+    def retire_pending_pages(self, index: int) -> None:
+        """What a GPU reset does: its pending pages retired."""
+        pages = self.faults[index].bad_pages
+        pages[:] = ["R" if status == "P" else status for status in pages]
+
+    def throttle(self, index: int, throttlers: frozenset[str] = frozenset()) -> None:
+        """GPU `index` throttled by `throttlers` from now on (none: no longer)."""
+        unknown = set(throttlers) - set(THROTTLERS)
+        if unknown:
+            raise ValueError(f"unknown throttlers {sorted(unknown)}; known: {THROTTLERS}")
+        self.faults[index].throttling = frozenset(throttlers)
+
     def advance(self, now: float) -> None:
         """Move to time `now`: counters grow by what the load did since the last call."""
         elapsed = max(0.0, now - self._last)
+        periods = int(now) - int(self._last)  # gpu_metrics' accumulation_counter is int(now)
+        for faults in self.faults:
+            for throttler in faults.throttling:
+                faults.residency[throttler] = faults.residency.get(throttler, 0) + max(0, periods)
         self._last = self.now = now
         for index, gpu in enumerate(self.gpus):
             power = self._power(gpu.model, self._utilization(index, now))
@@ -264,9 +310,13 @@ class NodeModel:
             sclk_mhz=round(132 + (model.peak_sclk_mhz - 132) * load),
             mclk_mhz=model.mclk_mhz if load > 0.05 else 900,
             vram_used_bytes=int(model.vram_bytes * (0.01 + 0.85 * load)) // 4096 * 4096,
-            ecc_correctable=self._errors[index],
-            ecc_uncorrectable=0,
+            ecc_correctable=self._errors[index] + self.faults[index].correctable,
+            ecc_uncorrectable=self.faults[index].uncorrectable,
             pcie_replay=self._errors[index] // 3,
+            bad_pages=tuple(self.faults[index].bad_pages),
+            throttle_residency=tuple(
+                (name, self.faults[index].residency.get(name, 0)) for name in THROTTLERS
+            ),
         )
 
     def _port(self, index: int) -> PortReading:
