@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# Four `lens tune` processes and a dozen `ip netns exec` children: seconds each on a loaded host.
+pytestmark = pytest.mark.slow_timeout
+
 POLICY = """\
 sysctls:
   net.core.somaxconn: {exactly: 8192}
