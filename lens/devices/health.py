@@ -17,6 +17,8 @@ from lens.devices import healthrules
 from lens.devices.gpu import GpuHealth, GpuSnapshot, ThrottleReading
 
 _RULES = {rule.reason: rule for rule in healthrules.RULES}
+_HEALTHY = GpuHealth(state="healthy")
+_PAGE_REASONS = {"pending": "vram_pages_pending", "unretirable": "vram_pages_unretirable"}
 
 
 @dataclasses.dataclass(slots=True)
@@ -36,9 +38,15 @@ class _Seen:
     active_until: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
-def _count(gpu: GpuSnapshot, kind: str) -> int | None:
-    counts = [count for _block, found, count in gpu.ecc_errors if found == kind]
-    return sum(counts) if counts else None
+def _counts(gpu: GpuSnapshot) -> tuple[int | None, int | None]:
+    """The uncorrectable and correctable counts over every block (None: none reported)."""
+    uncorrectable = correctable = None
+    for _block, kind, count in gpu.ecc_errors:
+        if kind == "uncorrectable":
+            uncorrectable = (uncorrectable or 0) + count
+        elif kind == "correctable":
+            correctable = (correctable or 0) + count
+    return uncorrectable, correctable
 
 
 class HealthTracker:
@@ -53,7 +61,7 @@ class HealthTracker:
         keys = [gpu.uuid or gpu.pci_bus_id for gpu in gpus]
         self._seen = {key: self._seen.get(key) or _Seen() for key in keys}
         return tuple(
-            dataclasses.replace(gpu, health=self._judge(gpu, self._seen[key], now))
+            gpu.with_health(self._judge(gpu, self._seen[key], now))
             for gpu, key in zip(gpus, keys, strict=True)
         )
 
@@ -61,6 +69,8 @@ class HealthTracker:
         throttled = _throttled(gpu.throttle, seen)
         true = self._conditions(gpu, seen, now)
         true |= {healthrules.THROTTLE_REASONS[name] for name in throttled}
+        if not true and not seen.began and not seen.active_until:
+            return _HEALTHY  # the common case, judged without the rules' loop
         for reason, rule in _RULES.items():
             if reason not in true:
                 seen.began.pop(reason, None)
@@ -68,30 +78,28 @@ class HealthTracker:
             began = seen.began.setdefault(reason, now)
             if now - began >= rule.lasts_seconds:
                 seen.active_until[reason] = now + rule.clears_seconds
-        active = tuple(r for r in _RULES if seen.active_until.get(r, -1.0) >= now)
+        for reason in [r for r, until in seen.active_until.items() if until < now]:
+            del seen.active_until[reason]
+        active = tuple(r for r in _RULES if r in seen.active_until)
         state = healthrules.worst([_RULES[r].state for r in active])
         return GpuHealth(state=state, reasons=active, throttled=throttled)
 
     def _conditions(self, gpu: GpuSnapshot, seen: _Seen, now: float) -> set[str]:
         true: set[str] = set()
-        uncorrectable = _count(gpu, "uncorrectable")
+        uncorrectable, correctable = _counts(gpu)
         if uncorrectable is not None:
             if uncorrectable > (seen.uncorrectable or 0):
                 true.add("ecc_uncorrectable")
             seen.uncorrectable = uncorrectable
-        correctable = _count(gpu, "correctable")
         if correctable is not None and self._correctable_rose(seen, correctable, now):
             true.add("ecc_correctable_rate")
-        pages = dict(gpu.vram_bad_pages)
-        if pages.get("pending", 0) > 0:
-            true.add("vram_pages_pending")
-        if pages.get("unretirable", 0) > 0:
-            true.add("vram_pages_unretirable")
-        retired = pages.get("retired")
-        if retired is not None:
-            if seen.retired is not None and retired > seen.retired:
-                true.add("vram_pages_retired")
-            seen.retired = retired
+        for status, count in gpu.vram_bad_pages:
+            if status == "retired":
+                if seen.retired is not None and count > seen.retired:
+                    true.add("vram_pages_retired")
+                seen.retired = count
+            elif count > 0:
+                true.add(_PAGE_REASONS[status])
         return true
 
     def _correctable_rose(self, seen: _Seen, count: int, now: float) -> bool:

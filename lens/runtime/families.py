@@ -14,7 +14,6 @@ from typing import Any, Generic, Literal, TypeVar
 from lens.runtime import selfmetrics
 
 S = TypeVar("S")
-T = TypeVar("T")
 
 FamilyType = Literal["gauge", "counter", "info"]
 Stability = Literal["alpha", "stable"]
@@ -64,34 +63,17 @@ class FamilyGroup(Generic[S]):
     specs: tuple[FamilySpec[S], ...]
 
 
-def _over(spec: FamilySpec[S], inner: Callable[[T], S]) -> FamilySpec[T]:
-    samples = spec.samples
-    return FamilySpec(
-        name=spec.name,
-        help=spec.help,
-        type=spec.type,
-        labels=spec.labels,
-        samples=lambda outer: samples(inner(outer)),
-        stability=spec.stability,
-        opt_in=spec.opt_in,
-    )
-
-
 def labelled(
-    group: FamilyGroup[S],
-    labels: tuple[str, ...],
-    *,
-    inner: Callable[[T], S],
-    values: Callable[[T], tuple[str, ...]],
-) -> FamilyGroup[T]:
-    """`group`'s families over snapshots of type T that wrap an S (`inner`), each sample with
-    `labels` after the identity labels, their values from `values` (the same family names:
-    a process renders either the group or this, never both)."""
+    group: FamilyGroup[S], labels: tuple[str, ...], *, values: Callable[[S], tuple[str, ...]]
+) -> FamilyGroup[S]:
+    """`group` with `labels` after its identity labels, their values from `values`. It shares
+    `group`'s specs: a render given both renders their families once (textformat.py), so a
+    process renders either, never both."""
     identity = group.identity
     return FamilyGroup(
         identity_labels=group.identity_labels + labels,
-        identity=lambda outer: identity(inner(outer)) + values(outer),
-        specs=tuple(_over(spec, inner) for spec in group.specs),
+        identity=lambda snapshot: identity(snapshot) + values(snapshot),
+        specs=group.specs,
     )
 
 

@@ -84,10 +84,11 @@ class TextRenderer:
         self._labels, self._next = self._next, {}
 
     def render_groups(self, parts: Iterable[GroupSnapshots], *, opt_in: frozenset[str]) -> str:
-        """Snapshot families; a group given several times (two collectors) renders once."""
+        """Snapshot families; groups given several times (two collectors) render once: those
+        sharing their specs (families.labelled's) through the first one's identity."""
         merged: dict[int, tuple[FamilyGroup[Any], list[Any]]] = {}
         for group, snapshots in parts:
-            merged.setdefault(id(group), (group, []))[1].extend(snapshots)
+            merged.setdefault(id(group.specs), (group, []))[1].extend(snapshots)
         out: list[str] = []
         for group, snapshots in merged.values():
             self._render_group(out, group, snapshots, opt_in)

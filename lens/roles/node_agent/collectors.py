@@ -84,16 +84,18 @@ def _gpu_renderer(parts: AgentParts) -> Callable[[GpuCollection], list[Rendered]
     """The GPUs' families, with the holders of each GPU as it was read."""
 
     def render(collection: GpuCollection) -> list[Rendered]:
-        held = parts.holders.now().held_gpus(collection.gpus)
+        index = parts.holders.now()
+        held = index.held_gpus(collection.gpus)
         if not parts.config.holder_labels:
             return [
                 (gpu_families.FAMILIES, collection.gpus),
                 (gpu_families.COMPAT_FAMILIES, collection.gpus),
                 (holders.GPU_HOLDER_INFO, held),
             ]
+        families, compat = index.gpu_groups()
         return [
-            (holders.GPU_FAMILIES, held),
-            (holders.GPU_COMPAT_FAMILIES, held),
+            (families, collection.gpus),
+            (compat, collection.gpus),
             (holders.GPU_HOLDER_INFO, held),
         ]
 
@@ -111,6 +113,8 @@ def _judged(parts: AgentParts) -> Callable[[GpuCollection], GpuCollection]:
     )
 
     def judge(collection: GpuCollection) -> GpuCollection:
+        if not parts.config.gpu_health:
+            return collection
         gpus = tracker.assess(collection.gpus, parts.state.time())
         return dataclasses.replace(collection, gpus=gpus)
 
@@ -180,16 +184,12 @@ def _rdma_renderer(parts: AgentParts) -> Callable[[ib.RdmaSnapshot], list[Render
 
     def render(snapshot: ib.RdmaSnapshot) -> list[Rendered]:
         ports = snapshot.ports
-        held = parts.holders.now().held_ports(ports)
-        port_families: Rendered = (
-            (holders.PORT_FAMILIES, held)
-            if parts.config.holder_labels
-            else (ib.PORT_FAMILIES, ports)
-        )
+        index = parts.holders.now()
+        port_families = index.port_group() if parts.config.holder_labels else ib.PORT_FAMILIES
         return [
             (ib.DEVICE_FAMILIES, snapshot.devices),
-            port_families,
-            (holders.PORT_HOLDER_INFO, held),
+            (port_families, ports),
+            (holders.PORT_HOLDER_INFO, index.held_ports(ports)),
             ib.render_compat(ports),
         ]
 

@@ -50,11 +50,18 @@ class Held(Generic[D]):
     holders: tuple[Holder, ...] = ()
 
     def labels(self) -> tuple[str, ...]:
-        """`pod`, `namespace`, `container` of the longest holder (empty: free) and `holders`."""
-        if not self.holders:
-            return ("", "", "", "0")
-        first = self.holders[0]
-        return (first.pod, first.namespace, first.container, str(len(self.holders)))
+        return holder_labels(self.holders)
+
+
+FREE = ("", "", "", "0")
+
+
+def holder_labels(holders: tuple[Holder, ...]) -> tuple[str, ...]:
+    """`pod`, `namespace`, `container` of the longest holder (empty: free) and `holders`."""
+    if not holders:
+        return FREE
+    first = holders[0]
+    return (first.pod, first.namespace, first.container, str(len(holders)))
 
 
 def _holding_now(container: Container) -> bool:
@@ -100,6 +107,25 @@ class HolderIndex:
     def held_ports(self, ports: Sequence[RdmaPort]) -> list[Held[RdmaPort]]:
         return [Held(p, self.rdma.get(p.device, ())) for p in ports]
 
+    def gpu_groups(self) -> tuple[FamilyGroup[GpuSnapshot], FamilyGroup[GpuSnapshot]]:
+        """The GPU families (Lens's, the original's) naming each GPU's holders now."""
+
+        def values(g: GpuSnapshot) -> tuple[str, ...]:
+            return holder_labels(self.gpus.get(g.uuid, ()))
+
+        return (
+            labelled(gpu.FAMILIES, HOLDER_LABELS, values=values),
+            labelled(gpu.COMPAT_FAMILIES, HOLDER_LABELS, values=values),
+        )
+
+    def port_group(self) -> FamilyGroup[RdmaPort]:
+        """The RDMA port families naming the holders of each port's device now."""
+
+        def values(p: RdmaPort) -> tuple[str, ...]:
+            return holder_labels(self.rdma.get(p.device, ()))
+
+        return labelled(ib.PORT_FAMILIES, HOLDER_LABELS, values=values)
+
 
 def _longest_first(found: dict[str, list[Holder]]) -> dict[str, tuple[Holder, ...]]:
     return {
@@ -115,23 +141,26 @@ class HolderBoard:
     def __init__(self) -> None:
         self._containers: Callable[[], Sequence[Container]] | None = None
         self._lock = threading.Lock()
+        self._index = HolderIndex(gpus={}, rdma={})
+        self._key: tuple[tuple[str, str, float | None, int], ...] = ()
 
     def attach(self, containers: Callable[[], Sequence[Container]]) -> None:
         with self._lock:
             self._containers = containers
 
     def now(self) -> HolderIndex:
+        """The index of the containers followed now, built again only when they changed
+        (a container came, went or ended; its devices are fixed when it is created)."""
         with self._lock:
-            containers = self._containers
-        return HolderIndex.of(containers() if containers is not None else ())
+            containers = self._containers() if self._containers is not None else ()
+            key = tuple((c.id, c.status, c.exited_at, len(c.devices)) for c in containers)
+            if key != self._key:
+                self._index, self._key = HolderIndex.of(containers), key
+            return self._index
 
 
 def _holder_samples(held: Held[D]) -> list[Sample]:
     return [((h.pod, h.namespace, h.container), 1.0) for h in held.holders]
-
-
-def _inner(held: Held[D]) -> D:
-    return held.device
 
 
 def _holder_info(group: FamilyGroup[D], name: str, what: str) -> FamilyGroup[Held[D]]:
@@ -152,12 +181,13 @@ def _holder_info(group: FamilyGroup[D], name: str, what: str) -> FamilyGroup[Hel
     )
 
 
-def _with_holders(group: FamilyGroup[D]) -> FamilyGroup[Held[D]]:
-    return labelled(group, HOLDER_LABELS, inner=_inner, values=Held.labels)
+def _free(_device: object) -> tuple[str, ...]:
+    return FREE
 
 
-GPU_FAMILIES = _with_holders(gpu.FAMILIES)
-GPU_COMPAT_FAMILIES = _with_holders(gpu.COMPAT_FAMILIES)
+# As docs/metrics.md lists them; a render builds its own (HolderIndex.gpu_groups, port_group).
+GPU_FAMILIES = labelled(gpu.FAMILIES, HOLDER_LABELS, values=_free)
+GPU_COMPAT_FAMILIES = labelled(gpu.COMPAT_FAMILIES, HOLDER_LABELS, values=_free)
 GPU_HOLDER_INFO = _holder_info(gpu.FAMILIES, "lens_gpu_holder_info", "GPU")
-PORT_FAMILIES = _with_holders(ib.PORT_FAMILIES)
+PORT_FAMILIES = labelled(ib.PORT_FAMILIES, HOLDER_LABELS, values=_free)
 PORT_HOLDER_INFO = _holder_info(ib.PORT_FAMILIES, "lens_ib_port_holder_info", "RDMA port's device")

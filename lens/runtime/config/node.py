@@ -114,6 +114,11 @@ class NodeAgentConfig:
         ("amd.com/gpu", "nvidia.com/gpu"),
         "Extended resources whose requests count as GPU allocation on this node.",
     )
+    gpu_health: bool = setting(
+        True,
+        "Judge each GPU's health by the rules of docs/node-agent.md (lens_gpu_health, "
+        "lens_gpu_health_reason, lens_gpu_throttled); off, none of those series.",
+    )
     gpu_correctable_errors_per_hour: float = setting(
         100.0,
         "Correctable GPU memory errors in an hour above which a GPU is degraded "

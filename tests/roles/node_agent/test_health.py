@@ -60,3 +60,13 @@ def test_an_injected_fault_is_the_gpus_health_on_metrics(
     assert throttled == {("4", "prochot")}
     assert all("pod" in labels for labels, _ in _samples(text, "lens_gpu_health"))
     assert promtool_problems(text.encode()) == ""
+
+
+def test_health_off_exports_no_health(mi300x: HostTree, make_agent: MakeAgent) -> None:
+    agent = make_agent(mi300x, collectors=("amdgpu",), gpu_health=False)
+    mi300x.node.add_memory_errors(3, uncorrectable=2)
+    mi300x.update()
+    agent.cycle.run()
+    text = agent.cycle.render_text()
+    assert "lens_gpu_health" not in text and "lens_gpu_throttled" not in text
+    assert _samples(text, "lens_gpu_vram_bad_pages")  # a reading, not a judgement: still there
