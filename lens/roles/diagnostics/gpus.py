@@ -3,7 +3,9 @@
 Reads what the node agent reads, with the readers it builds (devices/sources.py) from the same
 `host` config, and no cluster or database: vendors from the PCI bus, static facts once
 (amd-smi, then rocm-smi, then sysfs), readings and DRI nodes on every read. A source that fails
-is named under the table, never a crash.
+is named under the table, never a crash. Each GPU's health is judged by the agent's rules
+(devices/healthrules.py) over the reads made so far: one read shows errors and bad pages, a
+throttle counts once `--watch` has seen it last its minute.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from rich.text import Text
 from lens.devices import gpu as gpu_model
 from lens.devices.dri import DriCollector, DriMapping
 from lens.devices.gpu import GpuSnapshot
+from lens.devices.health import HealthTracker
 from lens.devices.sources import NodeSources, node_sources, nvidia_driver
 from lens.roles.diagnostics import showing
 from lens.runtime import errors
-from lens.runtime.config import HostConfig
+from lens.runtime.config import HostConfig, NodeAgentConfig
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +53,9 @@ class GpuReader:
         self._sources = sources
         self._amd = sources.amd_collector()
         self._dri = DriCollector(sources.host)
+        self._health = HealthTracker(
+            correctable_errors_per_hour=NodeAgentConfig().gpu_correctable_errors_per_hour
+        )
 
     def _nvidia_gpus(self, problems: list[str]) -> tuple[GpuSnapshot, ...]:
         try:
@@ -72,6 +78,8 @@ class GpuReader:
                 problems.append(f"amdgpu: {exc}")
         if "nvidia" in self._present:
             gpus.extend(gpu_model.numbered_after(self._nvidia_gpus(problems), len(gpus)))
+        read_at = time.time()
+        gpus = list(self._health.assess(gpus, read_at))
         try:
             dri: DriMapping | None = self._dri.collect() if gpus else None
         except errors.LensError:
@@ -83,7 +91,7 @@ class GpuReader:
             driver_version=statics.driver_version or nvidia_driver(gpus),
             facts_source=statics.source,
             problems=tuple(problems),
-            read_at=time.time(),
+            read_at=read_at,
         )
 
 
@@ -119,7 +127,15 @@ def _row(report: GpuReport, gpu: GpuSnapshot) -> list[str]:
         f"{corrected}/{uncorrected}" if gpu.ecc_errors else "-",
         (static.compute_partition if static and static.compute_partition else "-"),
         str(gpu.numa_node) if gpu.numa_node is not None else "-",
+        _health(gpu),
     ]
+
+
+def _health(gpu: GpuSnapshot) -> str:
+    health = gpu.health
+    if health is None:
+        return "-"
+    return f"{health.state}: {', '.join(health.reasons)}" if health.reasons else health.state
 
 
 def table(report: GpuReport) -> Group:
@@ -138,6 +154,7 @@ def table(report: GpuReport) -> Group:
         grid.add_column(name, justify="right" if name.endswith(("%", "W", "C")) else "left")
     for name in ("Clock MHz", "ECC c/u", "Partition", "NUMA"):
         grid.add_column(name, justify="right")
+    grid.add_column("Health")
     for gpu in report.gpus:
         grid.add_row(*(Text(cell) for cell in _row(report, gpu)))
     return Group(grid, *(Text(f"! {problem}", style="yellow") for problem in report.problems))

@@ -134,3 +134,26 @@ def test_static_facts_that_cannot_be_read_are_a_problem_not_a_crash(cpx: HostTre
     assert report.gpus == ()
     assert report.problems[0] == "static facts: /sys/class/drm: Not a directory"
     assert any(p.startswith("amdgpu: ") for p in report.problems)
+
+
+@pytest.mark.slow_timeout
+def test_each_gpus_health_is_shown(mi300x: HostTree) -> None:
+    mi300x.node.add_memory_errors(1, uncorrectable=1)
+    mi300x.node.add_bad_pages(2, pending=1)
+    mi300x.update()
+    report = gpus.diagnostic(HostConfig(root=str(mi300x.root))).read()
+    states = [(g.health.state, g.health.reasons) for g in report.gpus if g.health is not None]
+    assert states == [
+        ("healthy", ()),
+        ("unhealthy", ("ecc_uncorrectable",)),
+        ("degraded", ("vram_pages_pending",)),
+        *[("healthy", ())] * 5,
+    ]
+    text = _text(gpus.table(report))
+    assert "unhealthy: ecc_uncorrectable" in text and "degraded: vram_pages_pending" in text
+    document = json.loads(json.dumps(gpus.to_json(report)))
+    assert document["gpus"][1]["health"] == {
+        "state": "unhealthy",
+        "reasons": ["ecc_uncorrectable"],
+        "throttled": [],
+    }
