@@ -59,6 +59,10 @@ class GpuHealth:
     reasons: tuple[str, ...] = ()
     throttled: tuple[str, ...] = ()
 
+    def summary(self) -> str:
+        """ "healthy", or the state and its active reasons: "degraded: throttle_thermal"."""
+        return f"{self.state}: {', '.join(self.reasons)}" if self.reasons else self.state
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class GpuSnapshot:

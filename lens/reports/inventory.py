@@ -30,6 +30,9 @@ class GpuFacts:
     compute_partition: str | None = None  # SPX, CPX, ... (AMD); None where there is none
     memory_partition: str | None = None  # NPS1, NPS4, ... (AMD)
     driver_version: str | None = None
+    # The agent's judgement of it, "healthy" or "degraded: throttle_thermal" (its state and
+    # active reasons); None: not judged. A fact, not a reading: it changes by the health rules.
+    health: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

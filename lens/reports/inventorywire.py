@@ -48,6 +48,7 @@ def _gpu(gpu: GpuFacts) -> rpb.GpuFacts:
     _set_text(wire, "compute_partition", gpu.compute_partition, SHORT_CHARS)
     _set_text(wire, "memory_partition", gpu.memory_partition, SHORT_CHARS)
     _set_text(wire, "driver_version", gpu.driver_version, SHORT_CHARS)
+    _set_text(wire, "health", gpu.health, NAME_CHARS)
     if gpu.vram_bytes is not None and 0 <= gpu.vram_bytes < 2**63:
         wire.vram_bytes = gpu.vram_bytes
     if gpu.numa_node is not None and -(2**31) <= gpu.numa_node < 2**31:
@@ -131,6 +132,7 @@ def _read_gpu(wire: rpb.GpuFacts) -> GpuFacts:
         compute_partition=_text_of(wire, "compute_partition", SHORT_CHARS),
         memory_partition=_text_of(wire, "memory_partition", SHORT_CHARS),
         driver_version=_text_of(wire, "driver_version", SHORT_CHARS),
+        health=_text_of(wire, "health", NAME_CHARS),
     )
 
 

@@ -32,6 +32,7 @@ gpus = st.builds(
     compute_partition=maybe_text,
     memory_partition=maybe_text,
     driver_version=maybe_text,
+    health=maybe_text,
 )
 ports = st.builds(
     RdmaPortFacts,

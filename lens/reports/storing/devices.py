@@ -106,6 +106,7 @@ _GPU = _Part(
         "compute_partition",
         "memory_partition",
         "driver_version",
+        "health",
     ),
     name_column="gpu_model",
     uuid_column="uuid",
@@ -306,6 +307,7 @@ def gpu_row(gpu: GpuFacts) -> Row:
         "compute_partition": _maybe_text(gpu.compute_partition, nodes.DEVICE_SHORT),
         "memory_partition": _maybe_text(gpu.memory_partition, nodes.DEVICE_SHORT),
         "driver_version": _maybe_text(gpu.driver_version, nodes.DEVICE_SHORT),
+        "health": _maybe_text(gpu.health, nodes.DEVICE_NAME),
     }
 
 

@@ -132,10 +132,7 @@ def _row(report: GpuReport, gpu: GpuSnapshot) -> list[str]:
 
 
 def _health(gpu: GpuSnapshot) -> str:
-    health = gpu.health
-    if health is None:
-        return "-"
-    return f"{health.state}: {', '.join(health.reasons)}" if health.reasons else health.state
+    return gpu.health.summary() if gpu.health is not None else "-"
 
 
 def table(report: GpuReport) -> Group:

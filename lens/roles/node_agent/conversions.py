@@ -108,6 +108,7 @@ def gpu_facts(gpu: GpuSnapshot) -> GpuFacts:
         compute_partition=static.compute_partition if static else None,
         memory_partition=static.memory_partition if static else None,
         driver_version=static.driver_version if static else None,
+        health=gpu.health.summary() if gpu.health is not None else None,
     )
 
 

@@ -70,6 +70,7 @@ class GpuDevice(LensModel):
     compute_partition = peewee.CharField(max_length=DEVICE_SHORT, null=True)
     memory_partition = peewee.CharField(max_length=DEVICE_SHORT, null=True)
     driver_version = peewee.CharField(max_length=DEVICE_SHORT, null=True)
+    health = peewee.CharField(max_length=DEVICE_NAME, null=True)  # "degraded: throttle_thermal"
     utilization = peewee.DoubleField(null=True)
     temperature = peewee.DoubleField(null=True)
     power = peewee.DoubleField(null=True)

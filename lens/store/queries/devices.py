@@ -31,6 +31,7 @@ class GpuDeviceRecord:
     utilization: float | None
     temperature: float | None
     power: float | None
+    health: str | None = None  # "healthy", "degraded: throttle_thermal"; None: not judged
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +87,7 @@ def gpu_devices(
             device.utilization,
             device.temperature,
             device.power,
+            device.health,
         )
         .where(
             (device.cluster == cluster)
@@ -107,8 +109,9 @@ def gpu_devices(
                 utilization=utilization,
                 temperature=temperature,
                 power=power,
+                health=None if health is None else str(health),
             )
-            for gpu_id, uuid, model, memory, utilization, temperature, power in (
+            for gpu_id, uuid, model, memory, utilization, temperature, power, health in (
                 database.tuple_rows(query)
             )
         )

@@ -328,6 +328,24 @@ def test_several_changes_of_one_device_make_one_row(
     assert gpu_rows()["GPU-0"].memory == 96 * 1024
 
 
+def test_each_change_of_a_gpus_health_is_a_changelog_row_with_its_reason(
+    db: peewee.Database, devices: DeviceStore
+) -> None:
+    write(db, devices, "n1", inventory(gpus=(gpu(0, health="healthy"), gpu(1, health="healthy"))))
+    throttled = gpu(1, health="degraded: throttle_thermal")
+    written = write(
+        db, devices, "n1", inventory(T0 + 60, gpus=(gpu(0, health="healthy"), throttled))
+    )
+    assert [(c.device, c.op, c.changes) for c in written.rows] == [
+        ("GPU-1", UPDATE, 'health: "healthy" -> "degraded: throttle_thermal"')
+    ]
+    assert gpu_rows()["GPU-1"].health == "degraded: throttle_thermal"
+    again = write(
+        db, devices, "n1", inventory(T0 + 120, gpus=(gpu(0, health="healthy"), throttled))
+    )
+    assert again.rows == ()  # the same judgement resent: nothing
+
+
 def test_the_order_a_node_lists_netdevs_and_ports_in_changes_nothing(
     db: peewee.Database, devices: DeviceStore
 ) -> None:
@@ -415,6 +433,7 @@ def gpu_facts(draw: st.DrawFn, uuid: str) -> GpuFacts:
         compute_partition=draw(st.none() | st.sampled_from(["SPX", "CPX"])),
         memory_partition=draw(st.none() | st.just("NPS1")),
         driver_version=draw(st.none() | short_text),
+        health=draw(st.none() | st.sampled_from(["healthy", "unhealthy: ecc_uncorrectable"])),
     )
 
 
@@ -469,6 +488,7 @@ def stored_gpu(row: models.GpuDevice) -> GpuFacts:
         compute_partition=row.compute_partition,
         memory_partition=row.memory_partition,
         driver_version=row.driver_version,
+        health=row.health,
     )
 
 

@@ -154,7 +154,9 @@ def living_cluster(db: peewee.Database, now: float) -> None:
         ),
     )
     for name in NODES:
-        write_gpus(db, name, tuple(gpu(i, uuid=uuid(name, i)) for i in range(8)), time=now)
+        judged = tuple(gpu(i, uuid=uuid(name, i), health=HEALTH.get((name, i), "healthy"))
+                       for i in range(8))  # fmt: skip
+        write_gpus(db, name, judged, time=now)
     for name, found in minutes.items():
         write_minutes(db, name, found, now=now)
     write_training(
@@ -189,6 +191,10 @@ def living_cluster(db: peewee.Database, now: float) -> None:
         freshness.record(
             db, cluster=CLUSTER, figure=figure, as_of=at(as_of), interval_seconds=interval
         )
+
+
+# What the nodes' agents judged of their GPUs (the rest: healthy).
+HEALTH = {("gpu-a", 3): "unhealthy: ecc_uncorrectable", ("gpu-a", 5): "degraded: throttle_thermal"}
 
 
 def agents_only(db: peewee.Database, now: float) -> None:

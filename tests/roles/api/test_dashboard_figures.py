@@ -121,9 +121,16 @@ def test_the_nodes_table_and_a_nodes_page_agree_with_the_truth(
     # The 8 GPUs appeared at once: one change, in words.
     changes = browser.column(page, "changelog", 2)
     assert changes == ["8 GPUs MI300X appeared"]
+    # Each GPU's health as its agent judged it, in words.
+    health = browser.column(page, "gpus", 8)
+    assert health == [
+        {3: "unhealthy ecc uncorrectable", 5: "degraded throttle thermal"}.get(i, "healthy")
+        for i in range(8)
+    ]
     browser.show(page, f"{served.url}#/nodes/gpu-f")
     # No reading of gpu-f's GPUs: who holds them is not known, never "free".
     assert set(browser.column(page, "gpus", 7)) == {"no reading yet"}
+    assert set(browser.column(page, "gpus", 8)) == {"healthy"}
     browser.show(page, f"{served.url}#/nodes/gpu-e")
     assert set(browser.column(page, "gpus", 7)) == {"free"}
 

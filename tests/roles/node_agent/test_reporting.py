@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from lens.containers.model import Container, ContainerEvent, Device, EventType, Pod, Source
-from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic
+from lens.devices.gpu import GpuCollection, GpuHealth, GpuSnapshot, GpuStatic
 from lens.devices.ib import RdmaDevice, RdmaPort, RdmaSnapshot
 from lens.proto._generated.lens.v1 import events_pb2 as pb
 from lens.reports import inventorywire, wire
@@ -203,6 +203,25 @@ def test_the_inventory_is_sent_at_start_and_once_per_change_and_never_from_a_fai
     third = node.inventories()[2]
     assert third.gpus is None
     assert third.rdma is not None and third.rdma[0].ports[0].state == "DOWN"
+
+
+def test_a_change_of_a_gpus_health_is_sent_as_an_inventory(node: Node) -> None:
+    node.run_until(MINUTE + 3)
+    healthy = GpuHealth(state="healthy")
+    judged = tuple(_gpu(i, at=MINUTE, busy=0.5).with_health(healthy) for i in range(2))
+    node.state.gpus["amd"].keep(GpuCollection(judged))
+    node.reports.after_cycle()
+    failing = GpuHealth(state="unhealthy", reasons=("ecc_uncorrectable",))
+    node.state.gpus["amd"].keep(GpuCollection((judged[0], judged[1].with_health(failing))))
+    node.reports.after_cycle()
+    node.state.gpus["amd"].keep(GpuCollection((judged[0], judged[1].with_health(failing))))
+    node.reports.after_cycle()  # the same judgement again: nothing new to send
+    sent = [[g.health for g in inventory.gpus or ()] for inventory in node.inventories()]
+    assert sent == [
+        [None, None],  # no judgement made (health off, or an agent from before it)
+        ["healthy", "healthy"],
+        ["healthy", "unhealthy: ecc_uncorrectable"],
+    ]
 
 
 def test_port_minutes_count_the_bytes_sent(node: Node) -> None:

@@ -85,7 +85,10 @@ def test_the_originals_gpu_rows_get_a_uuid_per_index_and_survive_the_migration(
             )
         shutil.copy(migrating.MIGRATIONS_DIR / "0004_device_inventory.py", directory)
         assert migrating.migrate(db, directory=directory) == ["0004_device_inventory"]
-        rows = models.GpuDevice.select().order_by(models.GpuDevice.gpu_id)
+        gpu = models.GpuDevice  # the columns 0004 knows of (later ones add more)
+        rows = gpu.select(gpu.uuid, gpu.gpu_id, gpu.serial, gpu.memory, gpu.deleted_at).order_by(
+            gpu.gpu_id
+        )
         assert [(r.uuid, r.gpu_id, r.serial, r.memory, r.deleted_at) for r in rows] == [
             ("index:0", 0, "S0", 196592, None),
             ("index:1", 1, "S1", 196592, None),

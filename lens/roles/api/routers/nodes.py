@@ -132,6 +132,7 @@ def gpu_devices(
                 utilization=None if utilization is None else 100.0 * utilization,
                 temperature=None if latest is None else latest.temperature_celsius,
                 power=None if latest is None else latest.power_watts,
+                health=gpu.health,
             )
         )
     return envelope.ok(shown)

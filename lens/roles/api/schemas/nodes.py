@@ -69,6 +69,12 @@ class GpuDeviceInfo(BaseModel):
     )
     temperature: float | None = Field(description="°C, the hottest sensor in that minute.")
     power: float | None = Field(description="Watts, the mean of that minute.")
+    health: str | None = Field(
+        default=None,
+        description='The node agent\'s judgement: "healthy", or the state (degraded, unhealthy) '
+        'and its active reasons, "degraded: throttle_thermal" (docs/node-agent.md); null: not '
+        "judged.",
+    )
 
 
 class DeviceChange(BaseModel):

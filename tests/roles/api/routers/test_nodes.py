@@ -179,6 +179,7 @@ def test_gpu_devices_in_index_order_without_the_ones_gone(
             "utilization": None,
             "temperature": None,
             "power": None,
+            "health": None,  # an agent that does not judge health
         }
         for index in (0, 1)
     ]
@@ -202,6 +203,12 @@ def test_gpu_devices_in_index_order_without_the_ones_gone(
     at_wall_time(client, at(S + 3000 + 3600))  # an hour later: no recent minute
     later = data(client.get("/v1/nodes/gpu-a/gpuDevices"))
     assert isinstance(later, list) and {d["power"] for d in later} == {None}
+    # The agent's judgement of each GPU, as its latest inventory said it.
+    judged = (gpu(1, health="unhealthy: ecc_uncorrectable"), gpu(0, health="healthy"))
+    write_gpus(db, "gpu-a", judged, time=T0 + 180)
+    health = data(client.get("/v1/nodes/gpu-a/gpuDevices"))
+    assert isinstance(health, list)
+    assert [d["health"] for d in health] == ["healthy", "unhealthy: ecc_uncorrectable"]
     assert isinstance(data(client.get("/v1/nodes/agent-only/gpuDevices")), list)
     assert error(client.get("/v1/nodes/nowhere/gpuDevices"), 404)
 

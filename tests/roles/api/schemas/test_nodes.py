@@ -39,7 +39,7 @@ def test_the_originals_names() -> None:
         "gpu_model",
         "measured",
     }
-    # The original's six fields, and the GPU's uuid beside them.
+    # The original's six fields, and the GPU's uuid and health beside them.
     assert _fields(nodes.GpuDeviceInfo) == {
         "deviceId",
         "model",
@@ -48,11 +48,12 @@ def test_the_originals_names() -> None:
         "temperature",
         "power",
         "uuid",
+        "health",
     }
     assert _fields(nodes.NodeList) == {"data", "total", "measured"}
 
 
 def test_unknown_figures_are_nullable() -> None:
     properties = nodes.GpuDeviceInfo.model_json_schema()["properties"]
-    for name in ("memory", "utilization", "temperature", "power"):
+    for name in ("memory", "utilization", "temperature", "power", "health"):
         assert {"type": "null"} in properties[name]["anyOf"], name

@@ -119,7 +119,7 @@ class PortMinute(_message.Message):
     def __init__(self, start: _Optional[int] = ..., device: _Optional[str] = ..., port: _Optional[int] = ..., samples: _Optional[int] = ..., expected_samples: _Optional[int] = ..., transmit_bytes: _Optional[int] = ..., receive_bytes: _Optional[int] = ..., transmit_packets: _Optional[int] = ..., receive_packets: _Optional[int] = ..., counters: _Optional[_Iterable[_Union[CounterIncrease, _Mapping]]] = ..., hw_counters: _Optional[_Iterable[_Union[CounterIncrease, _Mapping]]] = ..., counter_resets: _Optional[int] = ...) -> None: ...
 
 class GpuFacts(_message.Message):
-    __slots__ = ("uuid", "index", "vendor", "model", "serial", "pci_bus_id", "vbios", "vram_bytes", "numa_node", "compute_partition", "memory_partition", "driver_version")
+    __slots__ = ("uuid", "index", "vendor", "model", "serial", "pci_bus_id", "vbios", "vram_bytes", "numa_node", "compute_partition", "memory_partition", "driver_version", "health")
     UUID_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     VENDOR_FIELD_NUMBER: _ClassVar[int]
@@ -132,6 +132,7 @@ class GpuFacts(_message.Message):
     COMPUTE_PARTITION_FIELD_NUMBER: _ClassVar[int]
     MEMORY_PARTITION_FIELD_NUMBER: _ClassVar[int]
     DRIVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    HEALTH_FIELD_NUMBER: _ClassVar[int]
     uuid: str
     index: int
     vendor: str
@@ -144,7 +145,8 @@ class GpuFacts(_message.Message):
     compute_partition: str
     memory_partition: str
     driver_version: str
-    def __init__(self, uuid: _Optional[str] = ..., index: _Optional[int] = ..., vendor: _Optional[str] = ..., model: _Optional[str] = ..., serial: _Optional[str] = ..., pci_bus_id: _Optional[str] = ..., vbios: _Optional[str] = ..., vram_bytes: _Optional[int] = ..., numa_node: _Optional[int] = ..., compute_partition: _Optional[str] = ..., memory_partition: _Optional[str] = ..., driver_version: _Optional[str] = ...) -> None: ...
+    health: str
+    def __init__(self, uuid: _Optional[str] = ..., index: _Optional[int] = ..., vendor: _Optional[str] = ..., model: _Optional[str] = ..., serial: _Optional[str] = ..., pci_bus_id: _Optional[str] = ..., vbios: _Optional[str] = ..., vram_bytes: _Optional[int] = ..., numa_node: _Optional[int] = ..., compute_partition: _Optional[str] = ..., memory_partition: _Optional[str] = ..., driver_version: _Optional[str] = ..., health: _Optional[str] = ...) -> None: ...
 
 class RdmaPortFacts(_message.Message):
     __slots__ = ("port", "state", "physical_state", "link_layer", "rate_bytes_per_second", "netdev")

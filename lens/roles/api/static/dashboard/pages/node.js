@@ -8,7 +8,22 @@ import { statusBadge } from "../status.js";
 
 export const TITLE = "Node";
 
-function gpuTable(gpus) {
+// The node agent's judgement of each GPU (docs/node-agent.md, GPU health), from its inventory:
+// the state as a badge, its reasons beside it; "not judged" where the agent does not judge.
+const HEALTH_TONES = { healthy: "good", degraded: "warn", unhealthy: "bad" };
+
+function healthCell(health) {
+  if (!health) return h("span", { class: "quiet", "data-health": "unknown", text: "not judged" });
+  const [state, reasons] = health.split(": ");
+  return h(
+    "span",
+    { "data-health": state },
+    badge(state, HEALTH_TONES[state] || "muted"),
+    reasons ? h("span", { class: "quiet", text: ` ${reasons.replaceAll("_", " ")}` }) : "",
+  );
+}
+
+function gpuTable(gpus, healthOf) {
   return table(
     [
       { label: "GPU", numeric: true, cell: (g) => String(g.gpu_id) },
@@ -19,6 +34,7 @@ function gpuTable(gpus) {
       { label: "power", numeric: true, cell: (g) => format.watts(g.power_watts) },
       { label: "temperature", numeric: true, cell: (g) => format.celsius(g.temperature_celsius) },
       { label: "held by", cell: holderCell },
+      { label: "health", cell: (g) => healthCell(healthOf.get(g.uuid)) },
       { label: "uuid", cell: (g) => h("span", { class: "quiet", text: g.uuid }) },
     ],
     gpus.data,
@@ -108,8 +124,9 @@ export async function render({ parts, params, update }) {
     throw error;
   }
   const path = `/v1/nodes/${encodeURIComponent(name)}`;
-  const [gpus, metrics, now, before, changes] = await Promise.all([
+  const [gpus, devices, metrics, now, before, changes] = await Promise.all([
     getAll("/v1/gpus", { node: name, order_by: "node", desc: false }),
+    get(`${path}/gpuDevices`),
     get(`${path}/gpuMetrics`, range),
     get(`${path}/workloads`, { page_size: pageSize(100) }),
     get(`${path}/workloadsHistory`, { page_size: pageSize(20) }),
@@ -120,7 +137,7 @@ export async function render({ parts, params, update }) {
     null,
     h("h1", null, `${detail.name} `, badge(detail.health, detail.health === "Ready" ? "good" : "bad")),
     h("div", { class: "panel" }, nodeFacts(detail), h("div", { class: "note" }, "facts ", asOf(detail.measured, { name: "node" }))),
-    section("GPUs now", h("div", { class: "toolbar" }, asOf(gpusMeasured(gpus.data), { name: "gpus", missing: "no readings yet" })), gpuTable(gpus)),
+    section("GPUs now", h("div", { class: "toolbar" }, asOf(gpusMeasured(gpus.data), { name: "gpus", missing: "no readings yet" })), gpuTable(gpus, new Map(devices.map((d) => [d.uuid, d.health])))),
     section(
       "History",
       h("div", { class: "toolbar" }, rangePicker(params, update)),
