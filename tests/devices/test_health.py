@@ -5,12 +5,10 @@ chain on a simulated MI300X whose faults are injected (lens/sim/hosts/state.py).
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lens.devices import healthrules
 from lens.devices.amdgpu import AmdGpuCollector, parse_bad_pages
 from lens.devices.gpu import GpuHealth, GpuSnapshot, ThrottleReading
 from lens.devices.health import HealthTracker
@@ -124,12 +122,6 @@ def test_status_bits_name_the_throttlers_active_now() -> None:
     assert _judge(tracker, _with(throttle=reading), 0).throttled == ("prochot", "thermal_socket")
 
 
-def test_the_worst_reason_sets_the_state_and_every_reason_is_a_rule() -> None:
-    assert healthrules.worst([]) == "healthy"
-    assert healthrules.worst(["degraded", "unhealthy", "healthy"]) == "unhealthy"
-    assert set(healthrules.THROTTLE_REASONS.values()) <= {r.reason for r in healthrules.RULES}
-
-
 def test_parse_bad_pages() -> None:
     text = "0x00001234 : 0x00001000 : R\n0x00001235 : 0x00001000 : P\n0x00001236 : 0x00001000 : R\n"
     assert parse_bad_pages(text) == (("retired", 2), ("pending", 1), ("unretirable", 0))
@@ -180,8 +172,3 @@ def test_faults_injected_into_a_simulated_mi300x_reach_its_health(
         clock.advance(10)
         now = health()
     assert now[6].state == "healthy" and now[5].reasons == ("vram_pages_retired",)
-
-
-def test_docs_list_the_rules_as_they_are() -> None:
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "node-agent.md").read_text()
-    assert healthrules.rules_table() in docs, "copy healthrules.rules_table() into the docs"

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar
 
-from lens.containers.model import STATUS_AFTER, Container, EventType
+from lens.containers.model import STATUS_AFTER, Container, Device, EventType
 from lens.devices import gpu, ib
 from lens.devices.gpu import GpuSnapshot
 from lens.devices.ib import RdmaPort
@@ -142,7 +142,7 @@ class HolderBoard:
         self._containers: Callable[[], Sequence[Container]] | None = None
         self._lock = threading.Lock()
         self._index = HolderIndex(gpus={}, rdma={})
-        self._key: tuple[tuple[str, str, float | None, int], ...] = ()
+        self._key: tuple[tuple[str, str, float | None, tuple[Device, ...]], ...] = ()
 
     def attach(self, containers: Callable[[], Sequence[Container]]) -> None:
         with self._lock:
@@ -150,10 +150,10 @@ class HolderBoard:
 
     def now(self) -> HolderIndex:
         """The index of the containers followed now, built again only when they changed
-        (a container came, went or ended; its devices are fixed when it is created)."""
+        (a container came, went or ended, or its devices were learnt)."""
         with self._lock:
             containers = self._containers() if self._containers is not None else ()
-            key = tuple((c.id, c.status, c.exited_at, len(c.devices)) for c in containers)
+            key = tuple((c.id, c.status, c.exited_at, c.devices) for c in containers)
             if key != self._key:
                 self._index, self._key = HolderIndex.of(containers), key
             return self._index

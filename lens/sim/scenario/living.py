@@ -78,6 +78,7 @@ class LivingCluster:
         self._announcer = Announcer(self.player.truth)
         self.hosts: dict[str, SimulatedHost] = {}
         self._tree_step = -1
+        self._faults = sorted(scenario.gpu_faults, key=lambda fault: fault.at)  # not yet begun
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="simulated-cluster", daemon=True)
         self.loaded = threading.Event()
@@ -128,11 +129,26 @@ class LivingCluster:
             self.hosts[hold.node].runtime.started(hold)
         for hold in ended:
             self.hosts[hold.node].runtime.ended(hold)
+        faulted = self._inject_faults()
         grid = math.floor(self._clock.time() / TREE_STEP_SECONDS)
-        if grid != self._tree_step or begun or ended:
+        if grid != self._tree_step or begun or ended or faulted:
             self._tree_step = grid
             for host in self.hosts.values():
                 host.tree.update_gpus()
+
+    def _inject_faults(self) -> bool:
+        """The scenario's GPU faults due by now, into their nodes' trees; whether any was."""
+        due = [fault for fault in self._faults if fault.at <= self.player.elapsed]
+        for fault in due:
+            node = self.hosts[fault.node].tree.node
+            if fault.kind == "uncorrectable_error":
+                node.add_memory_errors(fault.gpu, uncorrectable=1)
+            elif fault.kind == "thermal_throttle":
+                node.throttle(fault.gpu, frozenset({"thermal_hbm"}))
+            else:
+                node.add_bad_pages(fault.gpu, pending=1)
+        self._faults = self._faults[len(due) :]
+        return bool(due)
 
     def _run(self) -> None:
         try:

@@ -60,12 +60,28 @@ class NodeLoss:
     eviction_delay: float = 300.0  # the node controller's default before pods are evicted
 
 
+GpuFaultKind = Literal["uncorrectable_error", "thermal_throttle", "pending_pages"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GpuFault:
+    """A fault of one GPU from `at` seconds into the scenario on (lens/sim/hosts/state.py
+    injects it): an uncorrectable memory error, a thermal throttle that lasts, or a bad VRAM
+    page waiting for a reset."""
+
+    node: str
+    gpu: int
+    at: float
+    kind: GpuFaultKind
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Scenario:
     name: str
     nodes: tuple[NodeGroup, ...]
     workloads: tuple[Workload, ...] = ()
     node_losses: tuple[NodeLoss, ...] = ()
+    gpu_faults: tuple[GpuFault, ...] = ()
     seed: int = 0
     # (namespace, team): the team label its namespace and its top-level workloads carry; a
     # namespace not listed has none.
@@ -220,9 +236,17 @@ def mixed(name: str, nodes: int, pods: int, seed: int) -> Scenario:
     )
 
 
+# The medium preset's faulty GPUs, for the dashboard to show: one whose memory fails a minute
+# in, one that runs hot from the start (degraded once it has throttled for a minute).
+MEDIUM_FAULTS = (
+    GpuFault(node="gpu-node-0007", gpu=2, at=60.0, kind="uncorrectable_error"),
+    GpuFault(node="gpu-node-0012", gpu=5, at=0.0, kind="thermal_throttle"),
+)
+
+
 def medium() -> Scenario:
-    """100 nodes x 8 GPUs with about 500 GPU pods."""
-    return mixed("medium", 100, 500, seed=100)
+    """100 nodes x 8 GPUs with about 500 GPU pods, one GPU failing and one throttling."""
+    return dataclasses.replace(mixed("medium", 100, 500, seed=100), gpu_faults=MEDIUM_FAULTS)
 
 
 def large() -> Scenario:

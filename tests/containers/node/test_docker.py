@@ -87,7 +87,8 @@ def test_a_directory_of_devices_and_a_privileged_container(
     assert nvidia == [{"path": "/dev/nvidia1", "type": "c", "major": 195, "minor": 1}]
 
 
-def test_events_of_a_container_killed_for_memory(docker: PrivateDocker) -> None:
+def _killed_for_memory(docker: PrivateDocker, name: str) -> list[RuntimeEvent]:
+    """The events of one container killed for memory, each as dockerd must send them."""
     client = _client(docker)
     stream = client.subscribe()
     seen: list[RuntimeEvent | Skipped] = []
@@ -101,23 +102,36 @@ def test_events_of_a_container_killed_for_memory(docker: PrivateDocker) -> None:
     follower = threading.Thread(target=follow)
     follower.start()
     try:
-        ran = docker.run("d-oom", ["sh", "-c", "tail /dev/zero"], memory_limit=16 << 20)
+        ran = docker.run(name, ["sh", "-c", "tail /dev/zero"], memory_limit=16 << 20)
         assert ran.returncode == 137, ran.stderr
-        docker.remove("d-oom")
+        docker.remove(name)
         follower.join(20)
     finally:
         stream.cancel()
         follower.join(5)
     assert all(isinstance(e, RuntimeEvent) for e in seen), seen  # dockerd writes nothing odd
-    topics = [e.topic for e in seen if isinstance(e, RuntimeEvent)]
+    events = [e for e in seen if isinstance(e, RuntimeEvent)]
+    topics = [e.topic for e in events]
     # Docker tells of the OOM kill (once or more) before or after the exit it caused.
     assert topics[:2] == ["/containers/create", "/tasks/start"], json.dumps(topics)
     middle = topics[2:-1]
-    assert middle.count("/tasks/exit") == 1 and set(middle) == {"/tasks/exit", "/tasks/oom"}
+    assert middle.count("/tasks/exit") == 1 and set(middle) <= {"/tasks/exit", "/tasks/oom"}
     assert topics[-1] == "/containers/delete", json.dumps(topics)
-    (exit_,) = [e for e in seen if isinstance(e, RuntimeEvent) and e.topic == "/tasks/exit"]
+    (exit_,) = [e for e in events if e.topic == "/tasks/exit"]
     assert exit_.exit_status == 137
-    assert len({e.container_id for e in seen if isinstance(e, RuntimeEvent)}) == 1
+    assert len({e.container_id for e in events}) == 1
+    return events
+
+
+def test_events_of_a_container_killed_for_memory(docker: PrivateDocker) -> None:
+    # dockerd now and then reports such a kill's exit without its OOM event (CI, 2026-12-07):
+    # that event is Docker's to give; Lens must read it whenever it comes, so a few kills are
+    # tried until one brings it.
+    for attempt in range(3):
+        events = _killed_for_memory(docker, f"d-oom-{attempt}")
+        if any(e.topic == "/tasks/oom" for e in events):
+            return
+    raise AssertionError("dockerd told of no OOM kill in 3 containers killed for memory")
 
 
 def test_an_unreachable_docker_is_a_source_error(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 five teams — at the speed it sustains on 2 cores (3 times real time), read as a person reads
 it: every page loads with no console error and no failed request, the cluster's size and its
 GPUs are the scenario's, every GPU has a cell on the heatmap and a reading on its node's page,
-no source is called missing or stale, and GPU-hours per team name the scenario's teams."""
+no source is called missing or stale, GPU-hours per team name the scenario's teams, and the
+scenario's failing and throttling GPUs read as such on their nodes' pages."""
 
 from __future__ import annotations
 
@@ -34,12 +35,29 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDemo]:
     running = RunningDemo(tmp_path_factory.mktemp("medium"), preset="medium", speed=SPEED)
     try:
         began = time.monotonic()
-        while _gpus_read(running) < 800 or not _summed(running):
+        while _gpus_read(running) < 800 or not _summed(running) or not _judged(running):
             assert time.monotonic() - began < 300, "the medium demo did not fill its pages"
             time.sleep(2)
         yield running
     finally:
         running.stop()
+
+
+EXPECTED_HEALTH = {
+    "uncorrectable_error": "unhealthy ecc uncorrectable",
+    "thermal_throttle": "degraded throttle thermal",
+}
+
+
+def _judged(demo: RunningDemo) -> bool:
+    """Every faulty GPU of the scenario judged so by its agent, as the API serves it."""
+    for fault in demo.cluster.player.scenario.gpu_faults:
+        devices = demo.answer(f"/v1/nodes/{fault.node}/gpuDevices")
+        assert isinstance(devices, list)
+        health = {d["deviceId"]: d["health"] for d in devices}
+        if str(health.get(fault.gpu) or "healthy").startswith("healthy"):
+            return False
+    return True
 
 
 def _summed(demo: RunningDemo) -> bool:
@@ -72,6 +90,11 @@ def test_the_medium_cluster_reads_as_the_scenario_enacted(
     browser.show(page, f"{demo.url}#/nodes/{node}")
     holders = browser.column(page, "gpus", 7)
     assert len(holders) == 8 and "no reading yet" not in holders
+    for fault in scenario.gpu_faults:
+        browser.show(page, f"{demo.url}#/nodes/{fault.node}")
+        health = browser.column(page, "gpus", 8)
+        assert health[fault.gpu] == EXPECTED_HEALTH[fault.kind], fault
+        assert {h for i, h in enumerate(health) if i != fault.gpu} == {"healthy"}, fault
     browser.show(page, f"{demo.url}#/gpu-hours?group_by=label:team&days=today")
     teams = browser.column(page, "gpu-hours", 0)
     assert set(teams) == {team for _, team in scenario.teams}  # no "(none)": every pod's team

@@ -6,6 +6,7 @@ busy as the pods holding them — kept up as the clock moves."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 import threading
 from pathlib import Path
@@ -14,13 +15,16 @@ import pytest
 
 from lens.containers.node.docker import DockerClient
 from lens.containers.node.podresources import PodResourcesClient
+from lens.devices.amdgpu import AmdGpuCollector
+from lens.devices.gpu import GpuSnapshot
+from lens.devices.sysfs import HostFiles
 from lens.runtime.clock import FakeClock
 from lens.sim.hosts.amdgpu import pci_dir
-from lens.sim.scenario import living
+from lens.sim.scenario import living, spec
 from lens.sim.scenario.living import LivingCluster
 from lens.sim.scenario.replaying import ScaledClock
 from lens.sim.scenario.runtimes import container_id
-from lens.sim.scenario.spec import NodeGroup, Scenario, Workload
+from lens.sim.scenario.spec import GpuFault, NodeGroup, Scenario, Workload
 
 SCENARIO = Scenario(
     name="t",
@@ -143,3 +147,50 @@ def test_a_step_that_fails_is_reported(tmp_path: Path, monkeypatch: pytest.Monke
     finally:
         asyncio.run(cluster.stop())
     assert [str(e) for e in failures] == ["simulator bug"]
+
+
+def test_a_scenarios_gpu_faults_reach_the_files_its_agent_reads_when_due(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    faults = (
+        GpuFault(node="gpu-node-0001", gpu=2, at=30.0, kind="uncorrectable_error"),
+        GpuFault(node="gpu-node-0000", gpu=5, at=0.0, kind="thermal_throttle"),
+        GpuFault(node="gpu-node-0000", gpu=1, at=30.0, kind="pending_pages"),
+    )
+    scenario = dataclasses.replace(SCENARIO, gpu_faults=faults)
+    failures: list[BaseException] = []
+    cluster = LivingCluster(scenario, clock=clock, directory=tmp_path, on_failure=failures.append)
+
+    def read(node: str) -> dict[int, GpuSnapshot]:
+        host = cluster.hosts[node]
+        gpus = AmdGpuCollector(HostFiles(host.tree.root)).collect().gpus
+        return {g.index: g for g in gpus}
+
+    def uncorrectable(gpu: GpuSnapshot) -> int:
+        return sum(n for _block, kind, n in gpu.ecc_errors if kind == "uncorrectable")
+
+    try:
+        cluster.load()
+        first = {node: read(node) for node in ("gpu-node-0000", "gpu-node-0001")}
+        assert uncorrectable(first["gpu-node-0001"][2]) == 0  # not yet
+        throttle = first["gpu-node-0000"][5].throttle
+        assert throttle is not None and dict(throttle.residency)["thermal_hbm"] == 0
+        clock.advance(30)
+        cluster.step()
+        after = {node: read(node) for node in ("gpu-node-0000", "gpu-node-0001")}
+        assert uncorrectable(after["gpu-node-0001"][2]) == 1
+        assert {i for i, g in after["gpu-node-0001"].items() if uncorrectable(g)} == {2}
+        hot = after["gpu-node-0000"][5].throttle
+        assert hot is not None and dict(hot.residency)["thermal_hbm"] == 30  # every second of it
+        assert dict(after["gpu-node-0000"][1].vram_bad_pages)["pending"] == 1
+        cool = after["gpu-node-0000"][4].throttle
+        assert cool is not None and dict(cool.residency)["thermal_hbm"] == 0
+    finally:
+        asyncio.run(cluster.stop())
+    assert failures == []
+
+
+def test_the_medium_preset_has_a_failing_and_a_throttling_gpu() -> None:
+    kinds = {(f.node, f.gpu): f.kind for f in spec.medium().gpu_faults}
+    assert sorted(kinds.values()) == ["thermal_throttle", "uncorrectable_error"]
+    assert set(node for node, _ in kinds) <= set(spec.medium().node_names)
