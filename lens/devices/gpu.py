@@ -272,8 +272,9 @@ FAMILIES: FamilyGroup[GpuSnapshot] = FamilyGroup(
         ),
         spec(
             "lens_gpu_throttled",
-            "A throttler (prochot, power, thermal_socket, thermal_vr, thermal_hbm) that held "
-            "the GPU's clocks back over the last reading interval, one sample of 1 each.",
+            "A throttler that held the GPU's clocks back over the last reading interval, one "
+            "sample of 1 each (AMD: prochot, power, thermal_socket, thermal_vr, thermal_hbm; "
+            "NVIDIA: power, thermal, hw_slowdown, power_brake).",
             labels=("throttler",),
             samples=_throttled,
         ),

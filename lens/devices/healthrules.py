@@ -64,14 +64,16 @@ RULES: tuple[Rule, ...] = (
     Rule(
         reason="throttle_thermal",
         state="degraded",
-        when="a thermal throttler (socket, HBM or voltage regulator) active",
+        when="a thermal throttler active (AMD: socket, HBM or voltage regulator; NVIDIA: "
+        "software or hardware thermal slowdown)",
         lasts_seconds=60.0,
         clears_seconds=60.0,
     ),
     Rule(
         reason="throttle_prochot",
         state="degraded",
-        when="PROCHOT, the board's over-temperature signal, asserted",
+        when="the board's hardware slowdown asserted (AMD: PROCHOT; NVIDIA: HW slowdown or "
+        "power brake)",
         lasts_seconds=60.0,
         clears_seconds=60.0,
     ),
@@ -84,13 +86,17 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-# The health reason of each throttler a GPU reports (gpumetrics.THROTTLE_STATUS_BITS).
+# The health reason of each throttler a GPU reports (gpumetrics.THROTTLE_STATUS_BITS, AMD;
+# nvidia.py's clock event reasons).
 THROTTLE_REASONS = {
     "prochot": "throttle_prochot",
     "power": "throttle_power",
     "thermal_socket": "throttle_thermal",
     "thermal_vr": "throttle_thermal",
     "thermal_hbm": "throttle_thermal",
+    "thermal": "throttle_thermal",  # NVIDIA's (nvidia.py)
+    "hw_slowdown": "throttle_prochot",
+    "power_brake": "throttle_prochot",
 }
 # A throttler with residency counters (gpu_metrics v1.6+) counts as active over the interval
 # between two readings when it throttled in at least this share of it.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import ClassVar
 
-from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic
+from lens.devices.gpu import GpuCollection, GpuSnapshot, GpuStatic, ThrottleReading
 from lens.devices.nvml import Nvml, NvmlIdentity, NvmlReadings
 from lens.devices.sysfs import HostFiles, parse_int
 from lens.runtime import errors
@@ -87,6 +87,7 @@ class NvidiaGpuCollector:
             pcie_replays=readings.pcie_replays,
             ecc_errors=_ecc(readings),
             numa_node=numa_node,
+            throttle=_throttle(readings.clocks_event_reasons),
             static=GpuStatic(
                 pci_bus_id=identity.pci_bus_id,
                 market_name=identity.name,
@@ -106,6 +107,24 @@ class NvidiaGpuCollector:
 def _clocks(readings: NvmlReadings) -> tuple[tuple[str, float], ...]:
     pairs = (("sclk", readings.sm_clock_hertz), ("mclk", readings.memory_clock_hertz))
     return tuple((domain, value) for domain, value in pairs if value is not None)
+
+
+# nvmlClocksEventReason* bits (nvml.h) and the throttler Lens names each; idle, application
+# clocks, sync boost and display clocks hold no clock back for a fault and are left out.
+_CLOCKS_EVENT_BITS = (
+    (0x4, "power"),  # SwPowerCap
+    (0x8, "hw_slowdown"),  # HwSlowdown: the board asserted a slowdown
+    (0x20, "thermal"),  # SwThermalSlowdown
+    (0x40, "thermal"),  # HwThermalSlowdown
+    (0x80, "power_brake"),  # HwPowerBrakeSlowdown: the power supply asked
+)
+
+
+def _throttle(reasons: int | None) -> ThrottleReading | None:
+    if reasons is None:
+        return None
+    active = dict.fromkeys(name for bit, name in _CLOCKS_EVENT_BITS if reasons & bit)
+    return ThrottleReading(active=tuple(active))
 
 
 def _ecc(readings: NvmlReadings) -> tuple[tuple[str, str, int], ...]:

@@ -85,6 +85,7 @@ class NvmlReadings:
     pcie_replays: int | None
     ecc_correctable: int | None
     ecc_uncorrectable: int | None
+    clocks_event_reasons: int | None = None  # nvmlClocksEventReason* bits
 
 
 class Nvml:
@@ -196,6 +197,10 @@ class Nvml:
             ),
             ecc_uncorrectable=get(
                 "ECC", b.nvmlDeviceGetTotalEccErrors, MEMORY_ERROR_UNCORRECTED, VOLATILE_ECC
+            ),
+            # The older name of nvmlDeviceGetCurrentClocksEventReasons, in every binding.
+            clocks_event_reasons=get(
+                "clock event reasons", b.nvmlDeviceGetCurrentClocksThrottleReasons
             ),
         )
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lens.devices import gpu
+from lens.devices.gpu import ThrottleReading
+from lens.devices.health import HealthTracker
 from lens.devices.nvidia import NvidiaGpuCollector
 from lens.devices.nvml import Nvml
 from lens.devices.sysfs import HostFiles
@@ -81,3 +83,26 @@ def test_a_failing_session_is_reset(h100: HostTree) -> None:
         collector.collect()
     binding.heal()
     assert len(collector.collect().gpus) == 2
+
+
+def test_clock_event_reasons_name_the_throttlers_and_judge_the_gpu(h100: HostTree) -> None:
+    binding = h100.nvml()
+    collector = _collector(h100, binding)
+    assert [g.throttle for g in collector.collect().gpus] == [
+        ThrottleReading(active=()),
+        ThrottleReading(active=()),
+    ]
+    h100.node.throttle(1, frozenset({"thermal_hbm", "prochot", "power"}))
+    tracker = HealthTracker(correctable_errors_per_hour=100)
+    for at in (0.0, 30.0, 61.0):
+        judged = tracker.assess(collector.collect().gpus, at)
+    hot = judged[1]
+    assert hot.throttle == ThrottleReading(active=("power", "hw_slowdown", "thermal"))
+    assert hot.health is not None
+    assert (hot.health.state, hot.health.reasons) == (
+        "degraded",
+        ("throttle_thermal", "throttle_prochot", "throttle_power"),
+    )
+    assert judged[0].health is not None and judged[0].health.state == "healthy"
+    binding.fail("nvmlDeviceGetCurrentClocksThrottleReasons", fake.NVML_ERROR_NOT_SUPPORTED)
+    assert [g.throttle for g in collector.collect().gpus] == [None, None]  # not told: unknown

@@ -214,6 +214,16 @@ class FakeNvml:
             return reading.ecc_correctable
         return reading.ecc_uncorrectable
 
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, handle: Handle) -> int:
+        """The GPU's throttling (NodeModel.throttle) as nvmlClocksEventReason bits: power as
+        SwPowerCap, any thermal throttler as HwThermalSlowdown, prochot as HwSlowdown."""
+        self._check("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
+        throttling = self._node.faults[handle.index].throttling
+        bits = 0x4 if "power" in throttling else 0
+        bits |= 0x8 if "prochot" in throttling else 0
+        bits |= 0x40 if throttling & {"thermal_socket", "thermal_vr", "thermal_hbm"} else 0
+        return bits
+
     def nvmlDeviceGetMigMode(self, handle: Handle) -> tuple[int, int]:
         self._check("nvmlDeviceGetMigMode", handle)
         return (0, 0)
