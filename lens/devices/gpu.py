@@ -41,9 +41,10 @@ class GpuStatic:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ThrottleReading:
-    """What a GPU says of its throttlers: active now (gpu_metrics v1.3-v1.5 throttle_status,
-    None where not reported), or how many accumulation periods each throttled in since the
-    driver loaded (v1.6+ residency counters) and how many periods there were."""
+    """What a GPU says of its throttlers: those active now (AMD: gpu_metrics v1.4 and v1.5
+    throttle_status bits; NVIDIA: NVML's clock event reasons; None where not reported), or how
+    many accumulation periods each throttled in since the driver loaded (AMD gpu_metrics v1.6+
+    residency counters) and how many periods there were."""
 
     active: tuple[str, ...] | None = None
     residency: tuple[tuple[str, int], ...] = ()

@@ -11,6 +11,7 @@ import dataclasses
 import random
 from typing import Literal
 
+from lens.devices import gpumetrics
 from lens.sim.hosts import models, profiles
 from lens.sim.hosts.models import GpuModel
 
@@ -217,7 +218,9 @@ class GpuFaults:
     residency: dict[str, int] = dataclasses.field(default_factory=dict)  # seconds throttled
 
 
-THROTTLERS = ("prochot", "power", "thermal_socket", "thermal_vr", "thermal_hbm")
+# The throttlers an MI300's gpu_metrics names, as the agent reads them (one residency counter
+# each).
+THROTTLERS = tuple(reason for _field, reason in gpumetrics.RESIDENCY_FIELDS)
 
 
 class NodeModel:
